@@ -1,0 +1,335 @@
+"""How a type is described to the model, how a value is written into a prompt, and how text
+becomes a typed value. The one home of these rules, shared by every adapter.
+
+Everything that depends only on an annotation (its display name, the output hint, the JSON
+schema, the pydantic validator) is computed once per (annotation, constraints) and cached.
+pydantic and json-repair are imported on first use, so ``import structio`` stays fast.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import decimal
+import enum
+import functools
+import json
+import textwrap
+import types
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter, ValidationError
+
+__all__ = [
+    "TypeInfo",
+    "constraint_problem",
+    "decode_text",
+    "format_value",
+    "jsonable",
+    "prompt_text",
+    "type_info",
+    "type_name",
+]
+
+_NONE_TYPE = type(None)
+
+_HINT_PREFIX = "        # note: the value you produce "
+
+# pydantic error types that correspond to a declared constraint, to name it in errors.
+_CONSTRAINT_ERRORS: dict[str, str] = {
+    "greater_than": "gt",
+    "greater_than_equal": "ge",
+    "less_than": "lt",
+    "less_than_equal": "le",
+    "string_too_short": "min_length",
+    "too_short": "min_length",
+    "string_too_long": "max_length",
+    "too_long": "max_length",
+    "multiple_of": "multiple_of",
+    "finite_number": "allow_inf_nan",
+}
+
+_NUMERIC_BASES = (int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
+_SIZED_BASES = (str, bytes, bytearray, list, tuple, set, frozenset, dict)
+
+
+def type_name(annotation: Any) -> str:
+    """The type's name as shown to the model: ``list[str]``, ``Union[str, NoneType]``..."""
+    if annotation is _NONE_TYPE or annotation is None:
+        return "NoneType"
+    if annotation is Ellipsis:
+        return "..."
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        if isinstance(annotation, type):
+            return annotation.__name__
+        name = getattr(annotation, "__name__", None) or getattr(annotation, "_name", None)
+        return name if isinstance(name, str) else str(annotation)
+    args = typing.get_args(annotation)
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if origin is typing.Union or origin is types.UnionType:
+        return f"Union[{', '.join(type_name(a) for a in args)}]"
+    if origin is typing.Annotated:
+        return type_name(args[0])
+    name = getattr(origin, "__name__", None) or getattr(origin, "_name", None) or str(origin)
+    if not args:
+        return str(name)
+    return f"{name}[{', '.join(type_name(a) for a in args)}]"
+
+
+class TypeInfo:
+    """What structio knows about one (annotation, constraints) pair; built once and cached."""
+
+    __slots__ = ("__dict__", "annotation", "constraints", "enum", "is_str", "literal", "str_or_none")
+
+    def __init__(self, annotation: Any, constraints: tuple[tuple[str, Any], ...]) -> None:
+        self.annotation = annotation
+        self.constraints = constraints
+        self.is_str = annotation is str
+        self.enum: type[enum.Enum] | None = (
+            annotation if isinstance(annotation, type) and issubclass(annotation, enum.Enum) else None
+        )
+        self.literal: tuple[Any, ...] | None = (
+            typing.get_args(annotation) if typing.get_origin(annotation) is Literal else None
+        )
+        union_args = _union_args(annotation)
+        self.str_or_none = str in union_args and _NONE_TYPE in union_args
+
+    @functools.cached_property
+    def name(self) -> str:
+        """Display name, e.g. ``Literal['a', 'b']``."""
+        return type_name(self.annotation)
+
+    @functools.cached_property
+    def hint(self) -> str:
+        """The ``# note: the value you produce ...`` text for an output ('' for ``str``)."""
+        a = self.annotation
+        if a is str:
+            return ""
+        if a is bool:
+            return "must be True or False"
+        if a is int or a is float:
+            return f"must be a single {a.__name__} value"
+        if self.enum is not None:
+            return "must be one of: " + "; ".join(str(m.value) for m in self.enum)
+        if self.literal is not None:
+            members = "; ".join(str(v) for v in self.literal)
+            return f"must exactly match (no extra characters) one of: {members}"
+        return "must adhere to the JSON schema: " + self.schema_text
+
+    def placeholder(self, name: str) -> str:
+        """``{name}`` followed by the output hint, as in the system message's structure."""
+        hint = self.hint
+        return f"{{{name}}}{_HINT_PREFIX}{hint}" if hint else f"{{{name}}}"
+
+    @functools.cached_property
+    def schema_text(self) -> str:
+        """pydantic's JSON schema, ``type`` first and the other keys sorted, on one line."""
+        from pydantic import TypeAdapter
+
+        schema = TypeAdapter(self.annotation).json_schema()
+        return json.dumps(_reorder_schema(schema), ensure_ascii=False)
+
+    @functools.cached_property
+    def validator(self) -> TypeAdapter[Any]:
+        """A pydantic TypeAdapter for the annotation with its constraints applied."""
+        from pydantic import Field, TypeAdapter
+
+        if self.constraints:
+            return TypeAdapter(typing.Annotated[self.annotation, Field(**dict(self.constraints))])
+        return TypeAdapter(self.annotation)
+
+    def validate(self, value: Any) -> Any:
+        """Validate a Python value (lax mode); raises ValueError with a readable reason."""
+        from pydantic import ValidationError
+
+        try:
+            return self.validator.validate_python(value)
+        except ValidationError as exc:
+            raise ValueError(self._reason(exc)) from None
+
+    def _reason(self, exc: ValidationError) -> str:
+        declared = dict(self.constraints)
+        reasons = []
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(p) for p in err["loc"])
+            msg = err["msg"]
+            key = _CONSTRAINT_ERRORS.get(err["type"])
+            if key and key in declared:
+                msg += f" (constraint {key}={declared[key]!r})"
+            reasons.append(f"{loc}: {msg}" if loc else msg)
+        return f"expected {self.name}: " + "; ".join(reasons)
+
+    def parse_text(self, text: str) -> Any:
+        """Turn a section's text into a typed value, or raise ValueError saying why."""
+        if self.is_str:
+            return self.validate(text) if self.constraints else text
+        stripped = text.strip()
+        if self.enum is not None:
+            return self._parse_enum(stripped)
+        if self.literal is not None:
+            if stripped in self.literal:
+                return self.validate(stripped)
+            stripped = _unwrap_literal(stripped)
+            if stripped in self.literal:
+                return self.validate(stripped)
+        if self.str_or_none:
+            return self.validate(text)
+        if not stripped:
+            raise ValueError(f"expected {self.name}, found an empty value")
+        return self.validate(decode_text(stripped))
+
+    def parse_json_value(self, value: Any) -> Any:
+        """Turn a value decoded from JSON into a typed value, or raise ValueError."""
+        if isinstance(value, str):
+            return self.parse_text(value)
+        if self.is_str:
+            if isinstance(value, (dict, list)):
+                value = json.dumps(value, ensure_ascii=False)
+            elif isinstance(value, (int, float)):  # bool included: JSON true -> "True"
+                value = str(value)
+        return self.validate(value)
+
+    def _parse_enum(self, text: str) -> Any:
+        assert self.enum is not None
+        for member in self.enum:
+            if member.value == text or str(member.value) == text:
+                return member
+        for member in self.enum:
+            if member.name == text:
+                return member
+        allowed = "; ".join(str(m.value) for m in self.enum)
+        raise ValueError(f"{text!r} is not a value or name of {self.enum.__name__} (one of: {allowed})")
+
+
+def _union_args(annotation: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.get_args(annotation)
+    return ()
+
+
+def _unwrap_literal(text: str) -> str:
+    for opener in ("Literal[", "str["):
+        if text.startswith(opener) and text.endswith("]"):
+            text = text[len(opener) : -1].strip()
+            break
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_info(annotation: Any, constraints: tuple[tuple[str, Any], ...]) -> TypeInfo:
+    return TypeInfo(annotation, constraints)
+
+
+def type_info(annotation: Any, constraints: tuple[tuple[str, Any], ...] = ()) -> TypeInfo:
+    """Return the (cached) TypeInfo of an annotation with its constraints."""
+    try:
+        return _cached_info(annotation, constraints)
+    except TypeError:  # an unhashable annotation (e.g. Annotated with unhashable metadata)
+        return TypeInfo(annotation, constraints)
+
+
+def _reorder_schema(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _reorder_schema(node[k]) for k in sorted(node, key=lambda k: (k != "type", k))}
+    if isinstance(node, list):
+        return [_reorder_schema(item) for item in node]
+    return node
+
+
+def decode_text(text: str) -> Any:
+    """Read JSON-ish text (JSON, a Python literal, or repairable JSON); else return it as is."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        # Python reprs (None, True, single quotes, tuples) keep their exact meaning this way.
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    import json_repair
+
+    repaired = json_repair.loads(text)
+    if repaired == "" and text:
+        return text
+    return repaired
+
+
+def _is_native(value: Any) -> bool:
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return True
+    if t is list or t is tuple:
+        return all(_is_native(v) for v in value)
+    if t is dict:
+        return all(type(k) is str and _is_native(v) for k, v in value.items())
+    return False
+
+
+def jsonable(value: Any) -> Any:
+    """Convert a value to JSON-compatible data (models, enums, dates... via pydantic)."""
+    if _is_native(value):
+        return value
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value, by_alias=False, fallback=str)
+
+
+def prompt_text(value: Any) -> str:
+    """A value as prompt text: strings verbatim, scalars via ``str``, the rest as JSON."""
+    t = type(value)
+    if t is str:
+        return typing.cast(str, value)
+    if value is None or t is bool or t is int or t is float:
+        return str(value)
+    data = jsonable(value)
+    if isinstance(data, (dict, list)):
+        return json.dumps(data, ensure_ascii=False)
+    return str(data)
+
+
+def format_value(value: Any, *, str_field: bool) -> str:
+    """Render a field's value; a list given to a ``str`` field becomes a numbered «» list."""
+    if str_field and isinstance(value, list):
+        return _blob_list(value)
+    return prompt_text(value)
+
+
+def _blob(text: str) -> str:
+    if "\n" not in text and "«" not in text and "»" not in text:
+        return f"«{text}»"
+    return "«««\n" + textwrap.indent(text, "    ", lambda _line: True) + "\n»»»"
+
+
+def _blob_list(items: list[Any]) -> str:
+    if not items:
+        return "N/A"
+    if len(items) == 1:
+        return _blob(prompt_text(items[0]))
+    return "\n".join(f"[{i}] {_blob(prompt_text(item))}" for i, item in enumerate(items, 1))
+
+
+def constraint_problem(annotation: Any, constraints: Mapping[str, Any]) -> str | None:
+    """Say why constraints cannot apply to a plain annotation, or ``None`` if they can.
+
+    Only plain classes and simple generics are checked; unions and other constructs are
+    left to pydantic at validation time.
+    """
+    target = typing.get_origin(annotation) or annotation
+    if not isinstance(target, type):
+        return None
+    numeric = [k for k in constraints if k in ("gt", "ge", "lt", "le", "multiple_of", "allow_inf_nan")]
+    sized = [k for k in constraints if k in ("min_length", "max_length")]
+    if numeric and not issubclass(target, _NUMERIC_BASES):
+        return f"{', '.join(numeric)} need a number (or date), not {type_name(annotation)}"
+    if sized and not issubclass(target, _SIZED_BASES):
+        return f"{', '.join(sized)} need a string or collection, not {type_name(annotation)}"
+    return None

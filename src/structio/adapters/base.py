@@ -1,0 +1,431 @@
+"""`Adapter`: turns a signature, demos and inputs into chat messages, and a completion back
+into typed values. Adapters are pure: they never call a model."""
+
+from __future__ import annotations
+
+import abc
+import functools
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from structio.adapters._values import TypeInfo, format_value, type_info
+from structio.exceptions import FormatError, ParseError
+from structio.signatures.field import SignatureField
+from structio.signatures.history import History
+from structio.signatures.signature import Signature, SignatureMeta
+
+__all__ = ["Adapter", "Message", "SignatureLike"]
+
+Message = dict[str, Any]
+"""An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
+
+SignatureLike = type[Signature] | str
+"""A signature class, or a string spec such as ``"question -> answer: int"``."""
+
+INCOMPLETE_DEMO_PREFIX = (
+    "This is an example of the task, though some input or output fields are not supplied."
+)
+NOT_SUPPLIED = "Not supplied for this particular example. "
+_STRUCTURE_SENTENCE = (
+    "All interactions will be structured in the following way, with the appropriate values filled in."
+)
+
+
+class _Plan:
+    """Everything about a signature that an adapter needs on every call, computed once."""
+
+    __slots__ = (
+        "history",
+        "input_names",
+        "inputs",
+        "output_infos",
+        "outputs",
+        "reminder",
+        "required_inputs",
+        "system",
+    )
+
+    def __init__(self, adapter: Adapter, sig: type[Signature]) -> None:
+        self.inputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
+            (name, f, f.annotation is str)
+            for name, f in sig.input_fields.items()
+            if f.annotation is not History
+        )
+        self.history: tuple[str, ...] = tuple(
+            name for name, f in sig.input_fields.items() if f.annotation is History
+        )
+        self.input_names = frozenset(sig.input_fields)
+        self.required_inputs = tuple(
+            name for name, f, _ in self.inputs if f.required
+        )
+        self.outputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
+            (name, f, f.annotation is str) for name, f in sig.output_fields.items()
+        )
+        self.output_infos: dict[str, TypeInfo] = {
+            name: type_info(f.annotation, tuple(f.constraints.items()))
+            for name, f in sig.output_fields.items()
+        }
+        self.system = adapter.format_system_message(sig)
+        self.reminder = adapter.user_message_output_requirements(sig)
+
+
+class Adapter(abc.ABC):
+    """Base class of adapters: the pieces every wire format shares.
+
+    Subclasses define the field structure shown in the system message, the reminder that
+    ends the user message, how an assistant message is written, and how a completion is
+    parsed. Everything that depends only on the signature is computed once per signature.
+    """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    # -- public API -------------------------------------------------------------------------
+
+    def format(
+        self,
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]] = (),
+        inputs: Mapping[str, Any] | None = None,
+    ) -> list[Message]:
+        """Build the chat messages for one call.
+
+        Messages: the system message, the demos as user/assistant pairs (incomplete demos
+        first), the turns of any `History` input, and the final user message.
+
+        Args:
+            signature: A signature class or a string spec.
+            demos: Few-shot examples, each a dict of field name to value. A demo with every
+                field is complete; one with some inputs and some outputs is shown as an
+                incomplete example; any other demo is dropped.
+            inputs: The values of the signature's inputs.
+
+        Raises:
+            FormatError: A required input is missing, or an input name is not an input of
+                the signature.
+        """
+        sig = as_signature(signature)
+        plan = self._plan(sig)
+        values = self._check_inputs(sig, plan, inputs)
+        messages: list[Message] = [{"role": "system", "content": plan.system}]
+        messages.extend(self.format_demos(sig, demos))
+        for name in plan.history:
+            if name in values:
+                messages.extend(self.format_history(sig, values[name]))
+        messages.append(
+            {"role": "user", "content": self.format_user_message_content(sig, values, main_request=True)}
+        )
+        return messages
+
+    @abc.abstractmethod
+    def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
+        """Read the signature's outputs from a completion.
+
+        Returns:
+            A dict of every output field (in signature order) to its typed value.
+
+        Raises:
+            ParseError: A required output is missing or a value does not fit its type or
+                constraints. The error lists every such field with the offending text.
+        """
+
+    def format_finetune_data(
+        self,
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]],
+        inputs: Mapping[str, Any],
+        outputs: Mapping[str, Any],
+    ) -> dict[str, list[Message]]:
+        """Build one finetuning record: the inference prompt plus the assistant target.
+
+        Returns:
+            ``{"messages": [...]}``, valid for OpenAI chat fine-tuning and for TRL's
+            conversational format.
+
+        Raises:
+            FormatError: An input is wrong (as in `format`), an output is unknown, or a
+                required output is missing.
+        """
+        sig = as_signature(signature)
+        messages = self.format(sig, demos, inputs)
+        target = self._check_outputs(sig, outputs)
+        messages.append(
+            {"role": "assistant", "content": self.format_assistant_message_content(sig, target)}
+        )
+        return {"messages": messages}
+
+    # -- pieces subclasses may override -----------------------------------------------------
+
+    def format_system_message(self, signature: type[Signature]) -> str:
+        """The system message: field descriptions, field structure and the task."""
+        return "\n".join(
+            [
+                self.format_field_description(signature),
+                self.format_field_structure(signature),
+                self.format_task_description(signature),
+            ]
+        )
+
+    def format_field_description(self, signature: type[Signature]) -> str:
+        """The ``Your input fields are: ...`` block."""
+        inputs = {n: f for n, f in signature.input_fields.items() if f.annotation is not History}
+        return (
+            f"Your input fields are:\n{_describe(inputs)}\n"
+            f"Your output fields are:\n{_describe(signature.output_fields)}"
+        )
+
+    @abc.abstractmethod
+    def format_field_structure(self, signature: type[Signature]) -> str:
+        """The part of the system message that shows how messages are laid out."""
+
+    def format_task_description(self, signature: type[Signature]) -> str:
+        """``In adhering to this structure, your objective is:`` and the instructions."""
+        lines = textwrap.dedent(signature.instructions).splitlines()
+        body = "".join("\n        " + line for line in lines)
+        return f"In adhering to this structure, your objective is: {body}"
+
+    @abc.abstractmethod
+    def user_message_output_requirements(self, signature: type[Signature]) -> str:
+        """The reminder ending each request: which outputs to write, in which format."""
+
+    def format_user_message_content(
+        self,
+        signature: type[Signature],
+        inputs: Mapping[str, Any],
+        *,
+        prefix: str = "",
+        main_request: bool = False,
+    ) -> str:
+        """A user message: the given inputs as sections, then the reminder on requests."""
+        plan = self._plan(signature)
+        parts = [prefix]
+        parts.extend(
+            f"[[ ## {name} ## ]]\n{format_value(inputs[name], str_field=is_str)}"
+            for name, _, is_str in plan.inputs
+            if name in inputs
+        )
+        if main_request:
+            parts.append(plan.reminder)
+        return "\n\n".join(parts).strip()
+
+    @abc.abstractmethod
+    def format_assistant_message_content(
+        self,
+        signature: type[Signature],
+        outputs: Mapping[str, Any],
+        missing_field_message: str | None = None,
+    ) -> str:
+        """An assistant message holding ``outputs``.
+
+        An output absent from ``outputs`` is written as ``missing_field_message``, or left
+        out when that is ``None``.
+        """
+
+    def format_demos(
+        self, signature: type[Signature], demos: Iterable[Mapping[str, Any]]
+    ) -> list[Message]:
+        """Demos as user/assistant pairs: incomplete demos first, then complete ones.
+
+        A demo is complete when every field but a `History` input is present and not
+        ``None``; incomplete when it has at least one input and one output; otherwise it is
+        dropped.
+        """
+        plan = self._plan(signature)
+        complete: list[Mapping[str, Any]] = []
+        incomplete: list[Mapping[str, Any]] = []
+        needed = [name for name, _, _ in plan.inputs] + [name for name, _, _ in plan.outputs]
+        for index, demo in enumerate(demos):
+            if not isinstance(demo, Mapping):
+                raise FormatError(
+                    f"demo {index} must be a dict of field name to value, not {type(demo).__name__}"
+                )
+            if all(demo.get(name) is not None for name in needed):
+                complete.append(demo)
+            elif any(name in demo for name, _, _ in plan.inputs) and any(
+                name in demo for name, _, _ in plan.outputs
+            ):
+                incomplete.append(demo)
+        messages: list[Message] = []
+        for demo in incomplete:
+            user = self.format_user_message_content(signature, demo, prefix=INCOMPLETE_DEMO_PREFIX)
+            assistant = self.format_assistant_message_content(signature, demo, NOT_SUPPLIED)
+            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        for demo in complete:
+            user = self.format_user_message_content(signature, demo)
+            assistant = self.format_assistant_message_content(signature, demo)
+            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        return messages
+
+    def format_history(self, signature: type[Signature], history: History) -> list[Message]:
+        """The turns of a conversation history, oldest first.
+
+        A turn's inputs become a user message (with the reminder) and its outputs an
+        assistant message; a turn without outputs gives only the user message, one without
+        inputs only the assistant message. Nothing is padded with ``None``.
+        """
+        plan = self._plan(signature)
+        messages: list[Message] = []
+        for turn in history.messages:
+            if any(name in turn for name, _, _ in plan.inputs):
+                content = self.format_user_message_content(signature, turn, main_request=True)
+                messages.append({"role": "user", "content": content})
+            if any(name in turn for name, _, _ in plan.outputs):
+                content = self.format_assistant_message_content(signature, turn)
+                messages.append({"role": "assistant", "content": content})
+        return messages
+
+    # -- shared machinery -------------------------------------------------------------------
+
+    def _plan(self, sig: type[Signature]) -> _Plan:
+        key = (type(self), "plan")
+        cache = sig.__structio_cache__
+        plan = cache.get(key)
+        if plan is None:
+            plan = cache[key] = _Plan(self, sig)
+        return plan
+
+    def _check_inputs(
+        self, sig: type[Signature], plan: _Plan, inputs: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        if inputs is None:
+            inputs = {}
+        elif not isinstance(inputs, Mapping):
+            raise FormatError(
+                f"inputs must be a dict of field name to value, not {type(inputs).__name__}"
+            )
+        values = dict(inputs)
+        unknown = [name for name in values if name not in plan.input_names]
+        if unknown:
+            raise FormatError(_unknown_inputs_message(sig, unknown))
+        missing = [name for name in plan.required_inputs if name not in values]
+        if missing:
+            names = ", ".join(f"`{n}`" for n in missing)
+            raise FormatError(
+                f"missing required input(s) {names} for {sig.__name__} ({sig.signature}); "
+                f"its inputs are: {_names(sig.input_fields)}"
+            )
+        for name, field, _ in plan.inputs:
+            if name not in values and field.has_default:
+                values[name] = field.get_default()
+        for name in plan.history:
+            if name in values:
+                try:
+                    values[name] = History.coerce(values[name])
+                except TypeError as exc:
+                    raise FormatError(f"input `{name}` of {sig.__name__}: {exc}") from None
+        return values
+
+    def _check_outputs(self, sig: type[Signature], outputs: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(outputs, Mapping):
+            raise FormatError(
+                f"outputs must be a dict of field name to value, not {type(outputs).__name__}"
+            )
+        unknown = [name for name in outputs if name not in sig.output_fields]
+        if unknown:
+            names = ", ".join(f"`{n}`" for n in unknown)
+            raise FormatError(
+                f"{names} {'is not an output' if len(unknown) == 1 else 'are not outputs'} of "
+                f"{sig.__name__} ({sig.signature}); its outputs are: {_names(sig.output_fields)}"
+            )
+        values = dict(outputs)
+        missing = []
+        for name, field in sig.output_fields.items():
+            if name in values:
+                continue
+            if field.has_default:
+                values[name] = field.get_default()
+            elif field.admits_none:
+                values[name] = None
+            else:
+                missing.append(name)
+        if missing:
+            raise FormatError(
+                f"missing output(s) {', '.join(f'`{n}`' for n in missing)} for {sig.__name__} "
+                f"({sig.signature}); a finetuning target needs every required output"
+            )
+        return values
+
+    def _finish(
+        self,
+        sig: type[Signature],
+        completion: str,
+        values: Mapping[str, Any],
+        invalid: Mapping[str, tuple[str, str]],
+        problem: str | None = None,
+    ) -> dict[str, Any]:
+        """Fill defaults and ``None`` for omitted optional outputs, or raise ParseError."""
+        result: dict[str, Any] = {}
+        missing: list[str] = []
+        for name, field in sig.output_fields.items():
+            if name in values:
+                result[name] = values[name]
+            elif name in invalid:
+                continue
+            elif field.has_default:
+                result[name] = field.get_default()
+            elif field.admits_none:
+                result[name] = None
+            else:
+                missing.append(name)
+        if missing or invalid or problem:
+            if not completion.strip():
+                problem = "the completion is empty"
+            raise ParseError(
+                adapter=type(self).__name__,
+                signature=sig,
+                completion=completion,
+                parsed=values,
+                missing=missing,
+                invalid=invalid,
+                problem=problem,
+            )
+        return result
+
+
+def _describe(fields: Mapping[str, SignatureField]) -> str:
+    lines = []
+    for i, (name, field) in enumerate(fields.items(), 1):
+        line = f"{i}. `{name}` ({type_info(field.annotation).name}): {field.desc or ''}"
+        if field.constraints:
+            line += f"\nConstraints: {field.constraints_text}"
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def _names(fields: Mapping[str, Any]) -> str:
+    return ", ".join(f"`{n}`" for n in fields) or "(none)"
+
+
+def _unknown_inputs_message(sig: type[Signature], unknown: Sequence[str]) -> str:
+    import difflib
+
+    parts = []
+    for name in unknown:
+        if name in sig.output_fields:
+            parts.append(f"`{name}` is an output of {sig.__name__}, not an input")
+            continue
+        close = difflib.get_close_matches(name, list(sig.input_fields), n=1)
+        guess = f" (did you mean `{close[0]}`?)" if close else ""
+        parts.append(f"`{name}` is not an input of {sig.__name__}{guess}")
+    return (
+        "; ".join(parts)
+        + f". Its inputs are: {_names(sig.input_fields)} ({sig.signature})"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _from_spec(spec: str) -> type[Signature]:
+    return Signature(spec)
+
+
+def as_signature(signature: SignatureLike) -> type[Signature]:
+    """Accept a signature class or a string spec (specs are parsed once and cached)."""
+    if isinstance(signature, SignatureMeta):
+        return signature
+    if isinstance(signature, str):
+        return _from_spec(signature)
+    raise TypeError(
+        "expected a Signature class or a string spec such as 'question -> answer', "
+        f"not {type(signature).__name__}"
+    )

@@ -1,0 +1,591 @@
+"""`Signature`: what a model call takes and returns, declared once as a class."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+import typing
+from collections import ChainMap
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from structio.exceptions import SignatureError
+from structio.signatures._spec import ParsedField, is_type_like, parse_spec, resolve_type
+from structio.signatures.field import MISSING, SignatureField
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["Signature", "SignatureMeta", "make_signature"]
+
+_FieldMap = types.MappingProxyType  # read-only views handed to users
+
+
+class SignatureMeta(type):
+    """Metaclass of `Signature`: collects fields at class creation and validates them.
+
+    Signature classes are values, not object factories: their properties (`instructions`,
+    `input_fields`, `output_fields`, `fields`, `signature`) live here, two signatures with
+    the same instructions and fields compare equal, and calling `Signature("a -> b")` builds
+    a new signature class from a string spec.
+    """
+
+    __sig_inputs__: types.MappingProxyType[str, SignatureField]
+    __sig_outputs__: types.MappingProxyType[str, SignatureField]
+    __sig_fields__: types.MappingProxyType[str, SignatureField]
+    __sig_instructions__: str
+    __sig_explicit__: bool
+    __structio_cache__: dict[Any, Any]
+
+    def __new__(
+        mcs,
+        name: str,
+        bases: tuple[type, ...],
+        namespace: dict[str, Any],
+        **kwargs: Any,
+    ) -> SignatureMeta:
+        declared: dict[str, SignatureField] = {}
+        kept: dict[str, Any] = {}
+        for key, value in namespace.items():
+            if isinstance(value, SignatureField):
+                declared[key] = value
+            else:
+                kept[key] = value
+        cls = super().__new__(mcs, name, bases, kept, **kwargs)
+        inputs: dict[str, SignatureField] = {}
+        outputs: dict[str, SignatureField] = {}
+        for base in reversed(bases):
+            if isinstance(base, SignatureMeta):
+                for fname, field in base.__sig_fields__.items():
+                    inputs.pop(fname, None)
+                    outputs.pop(fname, None)
+                    (inputs if field.is_input else outputs)[fname] = field
+        annotations = _own_annotations(cls, namespace)
+        _check_namespace(name, kept, annotations, declared)
+        for fname, field in declared.items():
+            bound = _bind(name, fname, field, annotations)
+            inputs.pop(fname, None)
+            outputs.pop(fname, None)
+            (inputs if bound.is_input else outputs)[fname] = bound
+        doc = namespace.get("__doc__")
+        if isinstance(doc, str) and doc.strip():
+            instructions, explicit = inspect.cleandoc(doc), True
+        else:
+            inherited = next(
+                (b for b in cls.__mro__[1:] if isinstance(b, SignatureMeta) and b.__sig_explicit__),
+                None,
+            )
+            if inherited is not None:
+                instructions, explicit = inherited.__sig_instructions__, True
+            else:
+                instructions, explicit = _default_instructions(inputs, outputs), False
+        _install(cls, inputs, outputs, instructions, explicit)
+        return cls
+
+    def __call__(
+        cls,
+        spec: str | Mapping[str, Any] | None = None,
+        instructions: str | None = None,
+        *,
+        custom_types: Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> type[Signature]:
+        """Build a new signature class from a string spec or a dict of fields.
+
+        ``Signature("context: list[str], question -> answer: int", "Answer briefly.")``.
+        Signature classes themselves are never instantiated.
+        """
+        if spec is None:
+            raise TypeError(
+                f"{cls.__name__} is a signature class and is not instantiated; pass it to an "
+                "adapter or Predict. To build a signature from a spec, call "
+                "Signature('question -> answer', 'instructions')."
+            )
+        if cls.__sig_fields__:
+            raise TypeError(
+                f"{cls.__name__} already has fields; build new signatures with "
+                "Signature('...') or derive them with append/insert/delete"
+            )
+        return _make_signature(
+            spec,
+            instructions,
+            name=name,
+            custom_types=custom_types,
+            caller_ns=_caller_namespace(),
+            base=typing.cast("type[Signature]", cls),
+        )
+
+    @property
+    def instructions(cls) -> str:
+        """The instructions: the cleaned docstring, or DSPy's default sentence."""
+        return cls.__sig_instructions__
+
+    @property
+    def input_fields(cls) -> Mapping[str, SignatureField]:
+        """The input fields, in declaration order."""
+        return cls.__sig_inputs__
+
+    @property
+    def output_fields(cls) -> Mapping[str, SignatureField]:
+        """The output fields, in declaration order."""
+        return cls.__sig_outputs__
+
+    @property
+    def fields(cls) -> Mapping[str, SignatureField]:
+        """All fields: inputs first, then outputs, each group in declaration order."""
+        return cls.__sig_fields__
+
+    @property
+    def signature(cls) -> str:
+        """The field names as a spec, e.g. ``"context, question -> answer"``."""
+        return f"{', '.join(cls.__sig_inputs__)} -> {', '.join(cls.__sig_outputs__)}"
+
+    def __eq__(cls, other: object) -> bool:
+        if cls is other:
+            return True
+        if not isinstance(other, SignatureMeta):
+            return NotImplemented
+        return (
+            cls.__sig_instructions__ == other.__sig_instructions__
+            and list(cls.__sig_fields__.items()) == list(other.__sig_fields__.items())
+        )
+
+    def __hash__(cls) -> int:
+        return hash((cls.__sig_instructions__, tuple(cls.__sig_fields__)))
+
+    def __repr__(cls) -> str:
+        def side(fields: Mapping[str, SignatureField]) -> str:
+            return ", ".join(f"{n}: {_type_text(f.annotation)}" for n, f in fields.items())
+
+        return (
+            f"{cls.__name__}({side(cls.__sig_inputs__)} -> {side(cls.__sig_outputs__)}; "
+            f"instructions={cls.__sig_instructions__!r})"
+        )
+
+
+def make_signature(
+    fields: str | Mapping[str, Any],
+    instructions: str | None = None,
+    name: str | None = None,
+    *,
+    custom_types: Mapping[str, Any] | None = None,
+) -> type[Signature]:
+    """Build a signature class from a dict of fields (or a string spec).
+
+    Args:
+        fields: ``{"q": (str, InputField()), "a": (int, OutputField())}``; a value may also be
+            a bare ``InputField()``/``OutputField()`` (type ``str``), and a type may be given
+            as text (``"list[str]"``). A string is read as a spec (``"q -> a: int"``).
+        instructions: The instructions; by default DSPy's sentence naming the fields.
+        name: The class name (``"StringSignature"`` by default).
+        custom_types: Names for user classes used in type texts, e.g. ``{"Patient": Patient}``.
+
+    Raises:
+        SignatureError: A field is malformed, or a name is used twice.
+    """
+    return _make_signature(
+        fields,
+        instructions,
+        name=name,
+        custom_types=custom_types,
+        caller_ns=_caller_namespace(),
+        base=Signature,
+    )
+
+
+def _make_signature(
+    spec: str | Mapping[str, Any],
+    instructions: str | None,
+    *,
+    name: str | None,
+    custom_types: Mapping[str, Any] | None,
+    caller_ns: Mapping[str, Any],
+    base: type[Signature],
+) -> type[Signature]:
+    class_name = name or "StringSignature"
+    if not class_name.isidentifier():
+        raise SignatureError(f"signature name {class_name!r} is not a Python identifier")
+    if instructions is not None and not isinstance(instructions, str):
+        raise SignatureError(
+            f"instructions for {class_name} must be a string, not {type(instructions).__name__}"
+        )
+    if isinstance(spec, str):
+        try:
+            ins, outs = parse_spec(spec, custom_types=custom_types, caller_ns=caller_ns)
+        except SignatureError as exc:
+            raise SignatureError(f"{class_name}: {exc}") from None
+        fields = [_from_parsed(class_name, p, "input") for p in ins]
+        fields += [_from_parsed(class_name, p, "output") for p in outs]
+    elif isinstance(spec, Mapping):
+        fields = [
+            _from_mapping_item(class_name, key, value, custom_types, caller_ns)
+            for key, value in spec.items()
+        ]
+    else:
+        raise SignatureError(
+            f"a signature is built from a string spec or a dict of fields, not {type(spec).__name__}"
+        )
+    return _build(class_name, fields, instructions, base=base, module=_caller_module(caller_ns))
+
+
+def _from_parsed(class_name: str, parsed: ParsedField, kind: str) -> SignatureField:
+    field = SignatureField("input" if kind == "input" else "output", default=parsed.default)
+    return _bind_explicit(class_name, parsed.name, field, parsed.annotation, parsed.type_given)
+
+
+def _from_mapping_item(
+    class_name: str,
+    name: Any,
+    value: Any,
+    custom_types: Mapping[str, Any] | None,
+    caller_ns: Mapping[str, Any],
+) -> SignatureField:
+    if not isinstance(name, str):
+        raise SignatureError(f"{class_name}: field names must be strings, not {name!r}")
+    if isinstance(value, SignatureField):
+        given = value.type_given
+        return _bind_explicit(class_name, name, value, value.annotation if given else str, given)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], SignatureField):
+        annotation = value[0]
+        if isinstance(annotation, str):
+            annotation = resolve_type(
+                annotation, custom_types=custom_types, caller_ns=caller_ns, where=f"field `{name}`"
+            )
+        return _bind_explicit(class_name, name, value[1], annotation, True)
+    raise SignatureError(
+        f"{class_name}: field `{name}` must be given as (type, InputField()/OutputField()) "
+        f"or as a bare InputField()/OutputField(), not {value!r}"
+    )
+
+
+def _build(
+    name: str,
+    fields: list[SignatureField],
+    instructions: str | None,
+    *,
+    base: type[Signature],
+    module: str,
+) -> type[Signature]:
+    inputs: dict[str, SignatureField] = {}
+    outputs: dict[str, SignatureField] = {}
+    for field in fields:
+        assert field.name is not None  # fields reaching here are bound
+        if field.name in inputs or field.name in outputs:
+            other = inputs.get(field.name) or outputs[field.name]
+            if other.kind != field.kind:
+                raise SignatureError(
+                    f"{name}: `{field.name}` is used as both an input and an output field; "
+                    "input and output names must be distinct"
+                )
+            raise SignatureError(f"{name}: field `{field.name}` is declared twice")
+        (inputs if field.is_input else outputs)[field.name] = field
+    cls = SignatureMeta(name, (base,), {"__module__": module, "__qualname__": name})
+    if instructions is None:
+        _install(cls, inputs, outputs, _default_instructions(inputs, outputs), False)
+    else:
+        _install(cls, inputs, outputs, instructions, True)
+    return typing.cast("type[Signature]", cls)
+
+
+def _install(
+    cls: SignatureMeta,
+    inputs: dict[str, SignatureField],
+    outputs: dict[str, SignatureField],
+    instructions: str,
+    explicit: bool,
+) -> None:
+    cls.__sig_inputs__ = _FieldMap(inputs)
+    cls.__sig_outputs__ = _FieldMap(outputs)
+    cls.__sig_fields__ = _FieldMap({**inputs, **outputs})
+    cls.__sig_instructions__ = instructions
+    cls.__sig_explicit__ = explicit
+    # Per-signature memo for adapters (system messages, type descriptions, validators).
+    cls.__structio_cache__ = {}
+
+
+def _default_instructions(
+    inputs: Mapping[str, SignatureField], outputs: Mapping[str, SignatureField]
+) -> str:
+    ins = ", ".join(f"`{n}`" for n in inputs)
+    outs = ", ".join(f"`{n}`" for n in outputs)
+    return f"Given the fields {ins}, produce the fields {outs}."
+
+
+def _own_annotations(cls: type, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    raw = namespace.get("__annotations__")
+    if isinstance(raw, dict):
+        return dict(raw)
+    try:
+        return dict(inspect.get_annotations(cls))
+    except NameError:  # Python 3.14+: lazily evaluated annotations naming later classes
+        import annotationlib  # type: ignore[import-not-found, unused-ignore]
+
+        return dict(annotationlib.get_annotations(cls, format=annotationlib.Format.STRING))
+
+
+def _check_namespace(
+    class_name: str,
+    kept: Mapping[str, Any],
+    annotations: Mapping[str, Any],
+    declared: Mapping[str, SignatureField],
+) -> None:
+    for attr, annotation in annotations.items():
+        if attr in declared or _is_classvar(annotation) or attr.startswith("__"):
+            continue
+        value = kept.get(attr, MISSING)
+        shown = _type_text(annotation) if not isinstance(annotation, str) else annotation
+        raise SignatureError(
+            f"field `{attr}` in {class_name} must be declared with InputField() or "
+            f"OutputField() (found {'no value' if value is MISSING else repr(value)}); "
+            f"write `{attr}: {shown} = InputField()` or `= OutputField()`"
+        )
+    for attr, value in kept.items():
+        if attr.startswith("_") or attr in annotations:
+            continue
+        if callable(value) or isinstance(value, (classmethod, staticmethod, property)):
+            continue
+        hint = ""
+        if type(value).__name__ == "FieldInfo":
+            hint = " (pydantic's Field() is not a signature field)"
+        raise SignatureError(
+            f"class attribute `{attr}` in {class_name} is not declared with InputField() or "
+            f"OutputField(){hint}; write `{attr}: str = InputField()` or `= OutputField()`, "
+            "or annotate a constant with ClassVar"
+        )
+
+
+def _is_classvar(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is ClassVar or typing.get_origin(annotation) is ClassVar
+
+
+def _bind(
+    class_name: str,
+    name: str,
+    field: SignatureField,
+    annotations: Mapping[str, Any],
+) -> SignatureField:
+    if name not in annotations:
+        return _bind_explicit(class_name, name, field, str, False)
+    annotation = annotations[name]
+    if isinstance(annotation, str):
+        annotation = _eval_annotation(class_name, name, annotation)
+    return _bind_explicit(class_name, name, field, annotation, True)
+
+
+def _eval_annotation(class_name: str, name: str, text: str) -> Any:
+    # A string annotation (``from __future__ import annotations``) is the user's own code, so
+    # it is evaluated as Python would; locals of the defining scope are searched too, so that
+    # classes defined inside a function resolve.
+    frame = sys._getframe(0)
+    while frame is not None and _is_structio_frame(frame.f_globals):
+        frame = frame.f_back  # type: ignore[assignment]
+    namespace: Mapping[str, Any] = (
+        ChainMap(frame.f_locals, frame.f_globals) if frame is not None else {}
+    )
+    try:
+        return eval(text, dict(namespace))  # noqa: S307 - annotations are the caller's own code
+    except Exception as exc:
+        raise SignatureError(
+            f"cannot resolve the annotation {text!r} of field `{name}` in {class_name}: {exc}"
+        ) from None
+
+
+def _bind_explicit(
+    class_name: str, name: str, field: SignatureField, annotation: Any, type_given: bool
+) -> SignatureField:
+    if not name.isidentifier() or name.startswith("_"):
+        raise SignatureError(
+            f"{class_name}: {name!r} is not a valid field name (a Python identifier not "
+            "starting with '_')"
+        )
+    _check_type(class_name, name, annotation)
+    desc = field.desc
+    if desc is not None and desc == f"${{{name}}}":
+        desc = None  # DSPy's placeholder description, which is never shown to the model
+    bound = field.replace(name=name, annotation=annotation, type_given=type_given, desc=desc)
+    if bound.constraints:
+        _check_constraints(class_name, bound)
+    return bound
+
+
+def _check_type(class_name: str, name: str, annotation: Any) -> None:
+    if not is_type_like(annotation):
+        raise SignatureError(
+            f"field `{name}` in {class_name} has annotation {annotation!r}, which is not a type; "
+            "use a class or a typing construct such as list[str] or Literal['a', 'b']"
+        )
+
+
+def _check_constraints(class_name: str, field: SignatureField) -> None:
+    from structio.adapters._values import constraint_problem
+
+    problem = constraint_problem(field.annotation, field.constraints)
+    if problem:
+        raise SignatureError(f"field `{field.name}` in {class_name}: constraints {problem}")
+
+
+def _field_or_fail(cls: SignatureMeta, name: str) -> SignatureField:
+    if name not in cls.fields:
+        known = ", ".join(f"`{n}`" for n in cls.fields) or "none"
+        raise SignatureError(f"{cls.__name__} has no field `{name}`; its fields are: {known}")
+    return cls.fields[name]
+
+
+def _type_text(annotation: Any) -> str:
+    from structio.adapters._values import type_name
+
+    return type_name(annotation)
+
+
+def _is_structio_frame(f_globals: Mapping[str, Any]) -> bool:
+    module = f_globals.get("__name__", "")
+    return isinstance(module, str) and (module == "structio" or module.startswith("structio."))
+
+
+def _caller_namespace() -> Mapping[str, Any]:
+    frame = sys._getframe(1)
+    while frame is not None and _is_structio_frame(frame.f_globals):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return {}
+    return ChainMap(frame.f_locals, frame.f_globals)
+
+
+def _caller_module(caller_ns: Mapping[str, Any]) -> str:
+    module = caller_ns.get("__name__") if caller_ns else None
+    return module if isinstance(module, str) else __name__
+
+
+class Signature(metaclass=SignatureMeta):
+    """Base class of signatures: typed inputs and outputs plus instructions.
+
+    Declare a signature as a class whose docstring is the instructions::
+
+        class Triage(Signature):
+            \"\"\"Route a support ticket.\"\"\"
+
+            ticket: str = InputField()
+            category: Literal["billing", "bug", "other"] = OutputField()
+            urgency: int = OutputField(desc="1 (low) to 5 (high)", ge=1, le=5)
+
+    or from a string spec: ``Signature("context: list[str], question -> answer: int")``.
+    Every manipulation method returns a new class and leaves the original unchanged.
+    """
+
+    # Not a field: a ClassVar annotation keeps it out of the field scan.
+    __structio_cache__: ClassVar[dict[Any, Any]]
+
+    @classmethod
+    def with_instructions(cls, instructions: str) -> type[Self]:
+        """Return a copy of this signature with new instructions."""
+        if not isinstance(instructions, str):
+            raise SignatureError(
+                f"instructions for {cls.__name__} must be a string, not {type(instructions).__name__}"
+            )
+        return cls._derive(instructions=instructions)
+
+    @classmethod
+    def append_instructions(cls, text: str) -> type[Self]:
+        """Return a copy whose instructions are the current ones, a blank line, and ``text``."""
+        return cls.with_instructions(f"{cls.instructions}\n\n{text}")
+
+    @classmethod
+    def with_updated_fields(cls, name: str, type_: Any = None, **kwargs: Any) -> type[Self]:
+        """Return a copy with field ``name`` changed.
+
+        Args:
+            name: The field to change.
+            type_: A new annotation, or ``None`` to keep the current one.
+            **kwargs: Attributes to change: ``desc``, ``default``, ``default_factory``,
+                ``prefix`` or a constraint (``ge=0``; ``None`` removes a constraint).
+        """
+        field = _field_or_fail(cls, name)
+        changes = dict(kwargs)
+        if type_ is not None:
+            _check_type(cls.__name__, name, type_)
+            changes.update(annotation=type_, type_given=True)
+        try:
+            updated = field.replace(**changes)
+        except TypeError as exc:
+            raise SignatureError(f"cannot update field `{name}` of {cls.__name__}: {exc}") from None
+        fields = [updated if n == name else f for n, f in cls.fields.items()]
+        return cls._derive(fields=fields)
+
+    @classmethod
+    def insert(
+        cls, index: int, name: str, field: SignatureField, type_: Any = None
+    ) -> type[Self]:
+        """Return a copy with ``field`` inserted at ``index`` among the inputs or the outputs.
+
+        The field goes into the inputs or the outputs according to how it was declared
+        (`InputField` or `OutputField`). Negative indices count from the end: ``-1`` appends.
+
+        Args:
+            index: Position within the inputs or within the outputs.
+            name: Name of the new field.
+            field: An `InputField(...)` or `OutputField(...)`.
+            type_: Its type; by default the field's own annotation, else ``str``.
+
+        Raises:
+            SignatureError: ``field`` is not a signature field, or ``name`` is taken or invalid.
+            IndexError: ``index`` is out of range.
+        """
+        if not isinstance(field, SignatureField):
+            raise SignatureError(
+                f"insert into {cls.__name__}: field `{name}` must be InputField(...) or "
+                f"OutputField(...), not {type(field).__name__}"
+            )
+        if name in cls.fields:
+            kind = cls.fields[name].kind
+            raise SignatureError(
+                f"insert into {cls.__name__}: a field named `{name}` already exists (an "
+                f"{kind}); delete it first or choose another name"
+            )
+        annotation = type_ if type_ is not None else field.annotation
+        given = type_ is not None or field.type_given
+        bound = _bind_explicit(cls.__name__, name, field, annotation if given else str, given)
+        group = list((cls.input_fields if bound.is_input else cls.output_fields).values())
+        size = len(group)
+        if not -(size + 1) <= index <= size:
+            raise IndexError(
+                f"invalid index to insert: {index}; for the {bound.kind} fields of "
+                f"{cls.__name__} it must be in the range [{-(size + 1)}, {size}]"
+            )
+        group.insert(index if index >= 0 else index + size + 1, bound)
+        other = cls.output_fields if bound.is_input else cls.input_fields
+        return cls._derive(fields=[*group, *other.values()])
+
+    @classmethod
+    def prepend(cls, name: str, field: SignatureField, type_: Any = None) -> type[Self]:
+        """Return a copy with ``field`` first among the inputs or the outputs."""
+        return cls.insert(0, name, field, type_)
+
+    @classmethod
+    def append(cls, name: str, field: SignatureField, type_: Any = None) -> type[Self]:
+        """Return a copy with ``field`` last among the inputs or the outputs."""
+        return cls.insert(-1, name, field, type_)
+
+    @classmethod
+    def delete(cls, name: str) -> type[Self]:
+        """Return a copy without field ``name``.
+
+        Raises:
+            SignatureError: The signature has no such field (a typo must not pass silently).
+        """
+        _field_or_fail(cls, name)
+        return cls._derive(fields=[f for n, f in cls.fields.items() if n != name])
+
+    @classmethod
+    def _derive(
+        cls,
+        *,
+        fields: Iterable[SignatureField] | None = None,
+        instructions: str | None = None,
+    ) -> type[Self]:
+        field_list = list(cls.fields.values()) if fields is None else list(fields)
+        text = cls.instructions if instructions is None else instructions
+        new = _build(cls.__name__, field_list, text, base=Signature, module=cls.__module__)
+        return typing.cast("type[Self]", new)
