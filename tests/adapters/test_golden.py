@@ -15,7 +15,10 @@ import structio as sio
 from tests.golden_signatures import BY_FILE, Clinic
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "dspy-3.4.1"
-ADAPTERS: dict[str, sio.Adapter] = {"ChatAdapter": sio.ChatAdapter(), "JSONAdapter": sio.JSONAdapter()}
+ADAPTERS: dict[str, sio.Adapter] = {
+    "ChatAdapter": sio.ChatAdapter(),
+    "JSONAdapter": sio.JSONAdapter(),
+}
 # Features of later issues: XML, BAML and TwoStep adapters, images and tools.
 OUT_OF_SCOPE_FILES = {"golden_multimodal_tools.json"}
 
@@ -41,11 +44,15 @@ def fix_history_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
     fixed = copy.deepcopy(messages)
     system = fixed[0]["content"]
     # Fix 1: the History input is not described in the system message, nor shown as a section.
-    system = system.replace("1. `question` (str): \n2. `history` (History):", "1. `question` (str):")
+    system = system.replace(
+        "1. `question` (str): \n2. `history` (History):", "1. `question` (str):"
+    )
     system = system.replace("[[ ## history ## ]]\n{history}\n\n", "")
     fixed[0]["content"] = system
     # Fix 2: a demo without `history` is complete, so it gets no "incomplete" prefix.
-    prefix = "This is an example of the task, though some input or output fields are not supplied.\n\n"
+    prefix = (
+        "This is an example of the task, though some input or output fields are not supplied.\n\n"
+    )
     for message in fixed:
         if message["role"] == "user" and message["content"].startswith(prefix):
             message["content"] = message["content"][len(prefix) :]
@@ -53,7 +60,11 @@ def fix_history_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
     return [
         m
         for m in fixed
-        if not (m["role"] == "assistant" and m["content"] in ("[[ ## answer ## ]]\nNone\n\n[[ ## completed ## ]]\n", '{\n  "answer": null\n}'))
+        if not (
+            m["role"] == "assistant"
+            and m["content"]
+            in ("[[ ## answer ## ]]\nNone\n\n[[ ## completed ## ]]\n", '{\n  "answer": null\n}')
+        )
     ]
 
 
@@ -134,13 +145,19 @@ def parse_cases() -> list[Any]:
         if path.name == "golden_parse.json":
             for adapter in ADAPTERS:
                 for name, example in data[adapter].items():
-                    cases.append(pytest.param(path.name, adapter, None, example, id=f"parse-{adapter}-{name}"))
+                    cases.append(
+                        pytest.param(
+                            path.name, adapter, None, example, id=f"parse-{adapter}-{name}"
+                        )
+                    )
             continue
         for index, example in enumerate(data.get("parse_examples", [])):
             if example["adapter"] in ADAPTERS:
                 case_id = f"{path.stem}-{example['adapter']}-{index}"
                 cases.append(
-                    pytest.param(path.name, example["adapter"], example.get("signature"), example, id=case_id)
+                    pytest.param(
+                        path.name, example["adapter"], example.get("signature"), example, id=case_id
+                    )
                 )
     return cases
 
@@ -155,7 +172,9 @@ CONSTRAINT_VIOLATION = "constraint violation (le=1.0) is NOT enforced by parse"
 
 
 @pytest.mark.parametrize(("file", "adapter", "sig_name", "example"), parse_cases())
-def test_parse_matches_dspy(file: str, adapter: str, sig_name: str | None, example: dict[str, Any]) -> None:
+def test_parse_matches_dspy(
+    file: str, adapter: str, sig_name: str | None, example: dict[str, Any]
+) -> None:
     sigs = BY_FILE[file]
     signature = sigs[sig_name] if None not in sigs else sigs[None]
     parser = ADAPTERS[adapter]

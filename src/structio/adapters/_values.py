@@ -1,5 +1,8 @@
-"""How a type is described to the model, how a value is written into a prompt, and how text
-becomes a typed value. The one home of these rules, shared by every adapter.
+"""Types and values: how they are shown to the model and read back from its text.
+
+This module decides how a type is described to the model, how a value is written into a
+prompt, and how text becomes a typed value: the one home of these rules, shared by every
+adapter.
 
 Everything that depends only on an annotation (its display name, the output hint, the JSON
 schema, the pydantic validator) is computed once per (annotation, constraints) and cached.
@@ -84,14 +87,24 @@ def type_name(annotation: Any) -> str:
 class TypeInfo:
     """What structio knows about one (annotation, constraints) pair; built once and cached."""
 
-    __slots__ = ("__dict__", "annotation", "constraints", "enum", "is_str", "literal", "str_or_none")
+    __slots__ = (
+        "__dict__",
+        "annotation",
+        "constraints",
+        "enum",
+        "is_str",
+        "literal",
+        "str_or_none",
+    )
 
     def __init__(self, annotation: Any, constraints: tuple[tuple[str, Any], ...]) -> None:
         self.annotation = annotation
         self.constraints = constraints
         self.is_str = annotation is str
         self.enum: type[enum.Enum] | None = (
-            annotation if isinstance(annotation, type) and issubclass(annotation, enum.Enum) else None
+            annotation
+            if isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+            else None
         )
         self.literal: tuple[Any, ...] | None = (
             typing.get_args(annotation) if typing.get_origin(annotation) is Literal else None
@@ -128,7 +141,7 @@ class TypeInfo:
 
     @functools.cached_property
     def schema_text(self) -> str:
-        """pydantic's JSON schema, ``type`` first and the other keys sorted, on one line."""
+        """Pydantic's JSON schema, ``type`` first and the other keys sorted, on one line."""
         from pydantic import TypeAdapter
 
         schema = TypeAdapter(self.annotation).json_schema()
@@ -140,7 +153,8 @@ class TypeInfo:
         from pydantic import Field, TypeAdapter
 
         if self.constraints:
-            return TypeAdapter(typing.Annotated[self.annotation, Field(**dict(self.constraints))])
+            constrained: Any = typing.Annotated[self.annotation, Field(**dict(self.constraints))]
+            return TypeAdapter(constrained)
         return TypeAdapter(self.annotation)
 
     def validate(self, value: Any) -> Any:
@@ -170,7 +184,7 @@ class TypeInfo:
             return self.validate(text) if self.constraints else text
         stripped = text.strip()
         if self.enum is not None:
-            return self._parse_enum(stripped)
+            return self._parse_enum(self.enum, stripped)
         if self.literal is not None:
             if stripped in self.literal:
                 return self.validate(stripped)
@@ -194,16 +208,18 @@ class TypeInfo:
                 value = str(value)
         return self.validate(value)
 
-    def _parse_enum(self, text: str) -> Any:
-        assert self.enum is not None
-        for member in self.enum:
+    @staticmethod
+    def _parse_enum(enum_cls: type[enum.Enum], text: str) -> Any:
+        for member in enum_cls:
             if member.value == text or str(member.value) == text:
                 return member
-        for member in self.enum:
+        for member in enum_cls:
             if member.name == text:
                 return member
-        allowed = "; ".join(str(m.value) for m in self.enum)
-        raise ValueError(f"{text!r} is not a value or name of {self.enum.__name__} (one of: {allowed})")
+        allowed = "; ".join(str(m.value) for m in enum_cls)
+        raise ValueError(
+            f"{text!r} is not a value or name of {enum_cls.__name__} (one of: {allowed})"
+        )
 
 
 def _union_args(annotation: Any) -> tuple[Any, ...]:
@@ -326,7 +342,9 @@ def constraint_problem(annotation: Any, constraints: Mapping[str, Any]) -> str |
     target = typing.get_origin(annotation) or annotation
     if not isinstance(target, type):
         return None
-    numeric = [k for k in constraints if k in ("gt", "ge", "lt", "le", "multiple_of", "allow_inf_nan")]
+    numeric = [
+        k for k in constraints if k in ("gt", "ge", "lt", "le", "multiple_of", "allow_inf_nan")
+    ]
     sized = [k for k in constraints if k in ("min_length", "max_length")]
     if numeric and not issubclass(target, _NUMERIC_BASES):
         return f"{', '.join(numeric)} need a number (or date), not {type_name(annotation)}"

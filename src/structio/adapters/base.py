@@ -1,5 +1,8 @@
-"""`Adapter`: turns a signature, demos and inputs into chat messages, and a completion back
-into typed values. Adapters are pure: they never call a model."""
+"""`Adapter`: the base class of the wire formats.
+
+An adapter turns a signature, demos and inputs into chat messages, and a completion back
+into typed values. Adapters are pure: they never call a model.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from structio.adapters._values import TypeInfo, format_value, type_info
 from structio.exceptions import FormatError, ParseError
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
-from structio.signatures.signature import Signature, SignatureMeta
+from structio.signatures.signature import Signature, SignatureMeta, _make_signature
 
 __all__ = ["Adapter", "Message", "SignatureLike"]
 
@@ -28,7 +31,8 @@ INCOMPLETE_DEMO_PREFIX = (
 )
 NOT_SUPPLIED = "Not supplied for this particular example. "
 _STRUCTURE_SENTENCE = (
-    "All interactions will be structured in the following way, with the appropriate values filled in."
+    "All interactions will be structured in the following way, "
+    "with the appropriate values filled in."
 )
 
 
@@ -56,9 +60,7 @@ class _Plan:
             name for name, f in sig.input_fields.items() if f.annotation is History
         )
         self.input_names = frozenset(sig.input_fields)
-        self.required_inputs = tuple(
-            name for name, f, _ in self.inputs if f.required
-        )
+        self.required_inputs = tuple(name for name, f, _ in self.inputs if f.required)
         self.outputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
             (name, f, f.annotation is str) for name, f in sig.output_fields.items()
         )
@@ -114,7 +116,10 @@ class Adapter(abc.ABC):
             if name in values:
                 messages.extend(self.format_history(sig, values[name]))
         messages.append(
-            {"role": "user", "content": self.format_user_message_content(sig, values, main_request=True)}
+            {
+                "role": "user",
+                "content": self.format_user_message_content(sig, values, main_request=True),
+            }
         )
         return messages
 
@@ -250,11 +255,17 @@ class Adapter(abc.ABC):
         for demo in incomplete:
             user = self.format_user_message_content(signature, demo, prefix=INCOMPLETE_DEMO_PREFIX)
             assistant = self.format_assistant_message_content(signature, demo, NOT_SUPPLIED)
-            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+            messages += [
+                {"role": "user", "content": user},
+                {"role": "assistant", "content": assistant},
+            ]
         for demo in complete:
             user = self.format_user_message_content(signature, demo)
             assistant = self.format_assistant_message_content(signature, demo)
-            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+            messages += [
+                {"role": "user", "content": user},
+                {"role": "assistant", "content": assistant},
+            ]
         return messages
 
     def format_history(self, signature: type[Signature], history: History) -> list[Message]:
@@ -408,15 +419,14 @@ def _unknown_inputs_message(sig: type[Signature], unknown: Sequence[str]) -> str
         close = difflib.get_close_matches(name, list(sig.input_fields), n=1)
         guess = f" (did you mean `{close[0]}`?)" if close else ""
         parts.append(f"`{name}` is not an input of {sig.__name__}{guess}")
-    return (
-        "; ".join(parts)
-        + f". Its inputs are: {_names(sig.input_fields)} ({sig.signature})"
-    )
+    return "; ".join(parts) + f". Its inputs are: {_names(sig.input_fields)} ({sig.signature})"
 
 
 @functools.lru_cache(maxsize=256)
 def _from_spec(spec: str) -> type[Signature]:
-    return Signature(spec)
+    # Cached by the text alone, so only builtin, typing and structio names may resolve here;
+    # a spec naming user classes must be built with Signature(...) where they are in scope.
+    return _make_signature(spec, None, name=None, custom_types=None, caller_ns={}, base=Signature)
 
 
 def as_signature(signature: SignatureLike) -> type[Signature]:

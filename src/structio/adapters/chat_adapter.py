@@ -18,14 +18,14 @@ _COMPLETED = "[[ ## completed ## ]]"
 
 
 class ChatAdapter(Adapter):
-    """Writes each field as a ``[[ ## name ## ]]`` section and reads completions back.
+    r"""Writes each field as a ``[[ ## name ## ]]`` section and reads completions back.
 
     The prompts equal DSPy 3.4.1's byte for byte (except for the DSPy bugs structio fixes),
     so prompts tuned there behave the same here.
 
     Example:
         >>> import structio as sio
-        >>> sio.ChatAdapter().parse("question -> answer: int", "[[ ## answer ## ]]\\n42")
+        >>> sio.ChatAdapter().parse("question -> answer: int", "[[ ## answer ## ]]\n42")
         {'answer': 42}
     """
 
@@ -90,10 +90,9 @@ class ChatAdapter(Adapter):
         values: dict[str, Any] = {}
         invalid: dict[str, tuple[str, str]] = {}
         for name, text in _split_sections(completion):
-            info = plan.output_infos.get(name) if name is not None else None
+            info = plan.output_infos.get(name)
             if info is None or name in values or name in invalid:
                 continue
-            assert name is not None
             try:
                 values[name] = info.parse_text(text)
             except ValueError as exc:
@@ -101,8 +100,9 @@ class ChatAdapter(Adapter):
         return self._finish(sig, completion, values, invalid)
 
 
-def _split_sections(completion: str) -> list[tuple[str | None, str]]:
-    sections: list[tuple[str | None, list[str]]] = [(None, [])]
+def _split_sections(completion: str) -> list[tuple[str, str]]:
+    # Text before the first header goes to a section with an empty name, which is no field.
+    sections: list[tuple[str, list[str]]] = [("", [])]
     for line in completion.split("\n"):
         stripped = line.strip()
         match = _HEADER.match(stripped)

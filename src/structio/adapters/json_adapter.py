@@ -56,7 +56,11 @@ class JSONAdapter(Adapter):
             if f.annotation is not str:
                 text += f" (must be formatted as a valid Python {type_info(f.annotation).name})"
             fields.append(text)
-        return "Respond with a JSON object in the following order of fields: " + ", then ".join(fields) + "."
+        return (
+            "Respond with a JSON object in the following order of fields: "
+            + ", then ".join(fields)
+            + "."
+        )
 
     def format_assistant_message_content(
         self,

@@ -89,7 +89,7 @@ def parse_spec(
         )
     sides = [
         _parse_side(side, spec, kind, custom_types, caller_ns)
-        for side, kind in zip(arrows, ("input", "output"))
+        for side, kind in zip(arrows, ("input", "output"), strict=True)
     ]
     return sides[0], sides[1]
 
@@ -235,7 +235,9 @@ class _Resolver:
                 return type(None)
             if node.value is Ellipsis:
                 return Ellipsis
-            raise self.fail(node, "a constant is only allowed inside Literal[...] or Annotated[...]")
+            raise self.fail(
+                node, "a constant is only allowed inside Literal[...] or Annotated[...]"
+            )
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             left, right = self.resolve(node.left), self.resolve(node.right)
             return typing.Union[left, right]  # noqa: UP007 - built at run time from two parts
@@ -300,7 +302,7 @@ class _Resolver:
                 raise self.fail(node, "Annotated needs a type and at least one annotation")
             base = self.resolve(items[0])
             metadata = tuple(self.metadata(item) for item in items[1:])
-            return typing.Annotated[(base, *metadata)]
+            return typing.Annotated.__class_getitem__((base, *metadata))
         args = tuple(self.resolve(item) for item in items)
         try:
             return origin[args if len(args) != 1 else args[0]]
@@ -322,7 +324,11 @@ class _Resolver:
         raise self.fail(node, "Literal[...] takes constants")
 
     def metadata(self, node: ast.expr) -> Any:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Field":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Field"
+        ):
             if node.args:
                 raise self.fail(node, "Field(...) in a spec takes keyword arguments only")
             kwargs: dict[str, Any] = {}

@@ -319,7 +319,9 @@ def InputField(  # noqa: N802 - a factory named like the class it stands for, as
     Returns:
         A `SignatureField` (typed as ``Any`` so that ``x: int = InputField()`` type-checks).
     """
-    return _make("input", "InputField", desc, description, prefix, default, default_factory, constraints)
+    return _make(
+        "input", "InputField", desc, description, prefix, default, default_factory, constraints
+    )
 
 
 def OutputField(  # noqa: N802 - a factory named like the class it stands for, as in DSPy and pydantic
@@ -349,4 +351,6 @@ def OutputField(  # noqa: N802 - a factory named like the class it stands for, a
     Returns:
         A `SignatureField` (typed as ``Any`` so that ``x: int = OutputField()`` type-checks).
     """
-    return _make("output", "OutputField", desc, description, prefix, default, default_factory, constraints)
+    return _make(
+        "output", "OutputField", desc, description, prefix, default, default_factory, constraints
+    )

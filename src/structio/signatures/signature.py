@@ -45,6 +45,7 @@ class SignatureMeta(type):
         namespace: dict[str, Any],
         **kwargs: Any,
     ) -> SignatureMeta:
+        """Create a signature class: collect, bind and validate its fields."""
         declared: dict[str, SignatureField] = {}
         kept: dict[str, Any] = {}
         for key, value in namespace.items():
@@ -146,10 +147,9 @@ class SignatureMeta(type):
             return True
         if not isinstance(other, SignatureMeta):
             return NotImplemented
-        return (
-            cls.__sig_instructions__ == other.__sig_instructions__
-            and list(cls.__sig_fields__.items()) == list(other.__sig_fields__.items())
-        )
+        return cls.__sig_instructions__ == other.__sig_instructions__ and list(
+            cls.__sig_fields__.items()
+        ) == list(other.__sig_fields__.items())
 
     def __hash__(cls) -> int:
         return hash((cls.__sig_instructions__, tuple(cls.__sig_fields__)))
@@ -224,7 +224,8 @@ def _make_signature(
         ]
     else:
         raise SignatureError(
-            f"a signature is built from a string spec or a dict of fields, not {type(spec).__name__}"
+            "a signature is built from a string spec or a dict of fields, "
+            f"not {type(spec).__name__}"
         )
     return _build(class_name, fields, instructions, base=base, module=_caller_module(caller_ns))
 
@@ -270,16 +271,16 @@ def _build(
     inputs: dict[str, SignatureField] = {}
     outputs: dict[str, SignatureField] = {}
     for field in fields:
-        assert field.name is not None  # fields reaching here are bound
-        if field.name in inputs or field.name in outputs:
-            other = inputs.get(field.name) or outputs[field.name]
+        fname = field.name or ""  # fields reaching here are bound, so they have a name
+        if fname in inputs or fname in outputs:
+            other = inputs.get(fname) or outputs[fname]
             if other.kind != field.kind:
                 raise SignatureError(
-                    f"{name}: `{field.name}` is used as both an input and an output field; "
+                    f"{name}: `{fname}` is used as both an input and an output field; "
                     "input and output names must be distinct"
                 )
-            raise SignatureError(f"{name}: field `{field.name}` is declared twice")
-        (inputs if field.is_input else outputs)[field.name] = field
+            raise SignatureError(f"{name}: field `{fname}` is declared twice")
+        (inputs if field.is_input else outputs)[fname] = field
     cls = SignatureMeta(name, (base,), {"__module__": module, "__qualname__": name})
     if instructions is None:
         _install(cls, inputs, outputs, _default_instructions(inputs, outputs), False)
@@ -379,9 +380,9 @@ def _eval_annotation(class_name: str, name: str, text: str) -> Any:
     # A string annotation (``from __future__ import annotations``) is the user's own code, so
     # it is evaluated as Python would; locals of the defining scope are searched too, so that
     # classes defined inside a function resolve.
-    frame = sys._getframe(0)
+    frame: types.FrameType | None = sys._getframe(0)
     while frame is not None and _is_structio_frame(frame.f_globals):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     namespace: Mapping[str, Any] = (
         ChainMap(frame.f_locals, frame.f_globals) if frame is not None else {}
     )
@@ -446,9 +447,9 @@ def _is_structio_frame(f_globals: Mapping[str, Any]) -> bool:
 
 
 def _caller_namespace() -> Mapping[str, Any]:
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and _is_structio_frame(frame.f_globals):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     if frame is None:
         return {}
     return ChainMap(frame.f_locals, frame.f_globals)
@@ -483,7 +484,8 @@ class Signature(metaclass=SignatureMeta):
         """Return a copy of this signature with new instructions."""
         if not isinstance(instructions, str):
             raise SignatureError(
-                f"instructions for {cls.__name__} must be a string, not {type(instructions).__name__}"
+                f"instructions for {cls.__name__} must be a string, "
+                f"not {type(instructions).__name__}"
             )
         return cls._derive(instructions=instructions)
 
@@ -515,9 +517,7 @@ class Signature(metaclass=SignatureMeta):
         return cls._derive(fields=fields)
 
     @classmethod
-    def insert(
-        cls, index: int, name: str, field: SignatureField, type_: Any = None
-    ) -> type[Self]:
+    def insert(cls, index: int, name: str, field: SignatureField, type_: Any = None) -> type[Self]:
         """Return a copy with ``field`` inserted at ``index`` among the inputs or the outputs.
 
         The field goes into the inputs or the outputs according to how it was declared
