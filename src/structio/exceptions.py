@@ -116,6 +116,10 @@ class ParseError(StructioError, ValueError):
         if self.parsed:
             lines.append("  parsed so far: " + ", ".join(f"`{n}`" for n in self.parsed))
         lines.append(f"  completion: {_clip(self.completion, 300)!r}")
+        lines.append(
+            "  what to do: retry the call (the model may answer correctly), or make the "
+            "instructions and field descriptions clearer; the full text is in .completion"
+        )
         return "\n".join(lines)
 
 

@@ -70,7 +70,9 @@ class SignatureMeta(type):
             outputs.pop(fname, None)
             (inputs if bound.is_input else outputs)[fname] = bound
         doc = namespace.get("__doc__")
-        if isinstance(doc, str) and doc.strip():
+        # The root Signature class documents itself; its docstring is no instructions.
+        is_root = not any(isinstance(base, SignatureMeta) for base in bases)
+        if isinstance(doc, str) and doc.strip() and not is_root:
             instructions, explicit = inspect.cleandoc(doc), True
         else:
             inherited = next(

@@ -1,0 +1,107 @@
+"""The package as a user meets it: imports, public names, typing marker, examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import structio
+import structio.adapters
+import structio.exceptions
+import structio.signatures
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Names public in a subpackage that are deliberately not re-exported at the top level.
+SUBPACKAGE_ONLY = {
+    "MISSING",  # a sentinel, used as structio.signatures.MISSING
+    "Constraints",  # a TypedDict for type checkers
+    "SignatureMeta",  # the metaclass; users subclass Signature
+    "Message",  # type aliases for annotations
+    "SignatureLike",
+}
+
+
+def run_python(code: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return result.stdout
+
+
+def test_import_does_not_load_litellm_pydantic_or_json_repair() -> None:
+    code = (
+        "import json, sys, structio\n"
+        "heavy = ['litellm', 'pydantic', 'json_repair', 'tiktoken']\n"
+        "print(json.dumps({m: m in sys.modules for m in heavy}))"
+    )
+    loaded = json.loads(run_python(code))
+    assert loaded == {"litellm": False, "pydantic": False, "json_repair": False, "tiktoken": False}
+
+
+def test_formatting_and_parsing_do_not_load_litellm() -> None:
+    code = (
+        "import sys, structio as sio\n"
+        "sio.ChatAdapter().format('q -> a: list[int]', inputs={'q': 'x'})\n"
+        "sio.JSONAdapter().parse('q -> a: list[int]', '{\"a\": [1]}')\n"
+        "print('litellm' in sys.modules)"
+    )
+    assert run_python(code).strip() == "False"
+
+
+def test_all_is_sorted_and_resolves() -> None:
+    assert structio.__all__ == sorted(structio.__all__)
+    assert len(set(structio.__all__)) == len(structio.__all__)
+    for name in structio.__all__:
+        assert getattr(structio, name) is not None, name
+
+
+def test_all_is_complete() -> None:
+    exported = set(structio.__all__)
+    for module in (structio.adapters, structio.signatures, structio.exceptions):
+        missing = set(module.__all__) - exported - SUBPACKAGE_ONLY
+        assert not missing, f"{module.__name__} exports {missing} but structio does not"
+    public = {
+        name
+        for name, value in vars(structio).items()
+        if not name.startswith("_") and not isinstance(value, type(structio))
+    }
+    assert public == exported
+
+
+def test_issue_names_are_exported() -> None:
+    required = {
+        "Signature",
+        "InputField",
+        "OutputField",
+        "make_signature",
+        "History",
+        "ChatAdapter",
+        "JSONAdapter",
+        "Adapter",
+        "StructioError",
+        "SignatureError",
+        "FormatError",
+        "ParseError",
+    }
+    assert required <= set(structio.__all__)
+
+
+def test_py_typed_marker_ships() -> None:
+    assert (Path(structio.__file__).parent / "py.typed").is_file()
+
+
+def test_quickstart_example_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "{'category': 'billing', 'urgency': 4}" in result.stdout
+    assert "[[ ## ticket ## ]]\nI was charged twice this month." in result.stdout
+    assert "constraint le=5" in result.stdout
