@@ -190,6 +190,21 @@ class Adapter(abc.ABC):
         body = "".join("\n        " + line for line in lines)
         return f"In adhering to this structure, your objective is: {body}"
 
+    def format_input_structure(self, signature: type[Signature]) -> str:
+        """One ``[[ ## name ## ]]`` / ``{name}`` block per input (`History` inputs excepted)."""
+        return "\n\n".join(
+            f"[[ ## {name} ## ]]\n{{{name}}}"
+            for name, f in signature.input_fields.items()
+            if f.annotation is not History
+        )
+
+    @staticmethod
+    def format_type_requirement(field: SignatureField) -> str:
+        """`` (must be formatted as a valid Python T)`` for a non-``str`` output, else ''."""
+        if field.annotation is str:
+            return ""
+        return f" (must be formatted as a valid Python {type_info(field.annotation).name})"
+
     @abc.abstractmethod
     def user_message_output_requirements(self, signature: type[Signature]) -> str:
         """The reminder ending each request: which outputs to write, in which format."""
@@ -339,17 +354,7 @@ class Adapter(abc.ABC):
                 f"{names} {'is not an output' if len(unknown) == 1 else 'are not outputs'} of "
                 f"{sig.__name__} ({sig.signature}); its outputs are: {_names(sig.output_fields)}"
             )
-        values = dict(outputs)
-        missing = []
-        for name, field in sig.output_fields.items():
-            if name in values:
-                continue
-            if field.has_default:
-                values[name] = field.get_default()
-            elif field.admits_none:
-                values[name] = None
-            else:
-                missing.append(name)
+        values, missing = _fill_omitted_outputs(sig, outputs)
         if missing:
             raise FormatError(
                 f"missing output(s) {', '.join(f'`{n}`' for n in missing)} for {sig.__name__} "
@@ -366,19 +371,7 @@ class Adapter(abc.ABC):
         problem: str | None = None,
     ) -> dict[str, Any]:
         """Fill defaults and ``None`` for omitted optional outputs, or raise ParseError."""
-        result: dict[str, Any] = {}
-        missing: list[str] = []
-        for name, field in sig.output_fields.items():
-            if name in values:
-                result[name] = values[name]
-            elif name in invalid:
-                continue
-            elif field.has_default:
-                result[name] = field.get_default()
-            elif field.admits_none:
-                result[name] = None
-            else:
-                missing.append(name)
+        result, missing = _fill_omitted_outputs(sig, values, skip=invalid)
         if missing or invalid or problem:
             if not completion.strip():
                 problem = "the completion is empty"
@@ -392,6 +385,30 @@ class Adapter(abc.ABC):
                 problem=problem,
             )
         return result
+
+
+def _fill_omitted_outputs(
+    sig: type[Signature], values: Mapping[str, Any], skip: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Outputs in signature order, omitted ones filled from defaults or ``None``.
+
+    Returns the filled values and the names of required outputs that are still missing;
+    names in ``skip`` (outputs already known to be invalid) are neither filled nor missing.
+    """
+    result: dict[str, Any] = {}
+    missing: list[str] = []
+    for name, field in sig.output_fields.items():
+        if name in values:
+            result[name] = values[name]
+        elif skip and name in skip:
+            continue
+        elif field.has_default:
+            result[name] = field.get_default()
+        elif field.admits_none:
+            result[name] = None
+        else:
+            missing.append(name)
+    return result, missing
 
 
 def _describe(fields: Mapping[str, SignatureField]) -> str:

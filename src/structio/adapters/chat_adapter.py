@@ -8,7 +8,6 @@ from typing import Any
 
 from structio.adapters._values import format_value, type_info
 from structio.adapters.base import _STRUCTURE_SENTENCE, Adapter, SignatureLike, as_signature
-from structio.signatures.history import History
 from structio.signatures.signature import Signature
 
 __all__ = ["ChatAdapter"]
@@ -31,11 +30,7 @@ class ChatAdapter(Adapter):
 
     def format_field_structure(self, signature: type[Signature]) -> str:
         """``All interactions will be structured ...`` with one section per field."""
-        inputs = "\n\n".join(
-            f"[[ ## {name} ## ]]\n{{{name}}}"
-            for name, f in signature.input_fields.items()
-            if f.annotation is not History
-        )
+        inputs = self.format_input_structure(signature)
         outputs = "\n\n".join(
             f"[[ ## {name} ## ]]\n{type_info(f.annotation).placeholder(name)}"
             for name, f in signature.output_fields.items()
@@ -44,12 +39,10 @@ class ChatAdapter(Adapter):
 
     def user_message_output_requirements(self, signature: type[Signature]) -> str:
         """``Respond with the corresponding output fields, starting with the field ...``."""
-        fields = []
-        for name, f in signature.output_fields.items():
-            text = f"`[[ ## {name} ## ]]`"
-            if f.annotation is not str:
-                text += f" (must be formatted as a valid Python {type_info(f.annotation).name})"
-            fields.append(text)
+        fields = [
+            f"`[[ ## {name} ## ]]`{self.format_type_requirement(f)}"
+            for name, f in signature.output_fields.items()
+        ]
         return (
             "Respond with the corresponding output fields, starting with the field "
             + ", then ".join(fields)

@@ -9,7 +9,6 @@ from typing import Any
 
 from structio.adapters._values import jsonable, type_info
 from structio.adapters.base import _STRUCTURE_SENTENCE, Adapter, SignatureLike, as_signature
-from structio.signatures.history import History
 from structio.signatures.signature import Signature
 
 __all__ = ["JSONAdapter"]
@@ -29,11 +28,7 @@ class JSONAdapter(Adapter):
 
     def format_field_structure(self, signature: type[Signature]) -> str:
         """The input sections, then the JSON skeleton of the outputs with type hints."""
-        inputs = "\n\n".join(
-            f"[[ ## {name} ## ]]\n{{{name}}}"
-            for name, f in signature.input_fields.items()
-            if f.annotation is not History
-        )
+        inputs = self.format_input_structure(signature)
         skeleton = {
             name: type_info(f.annotation).placeholder(name)
             for name, f in signature.output_fields.items()
@@ -50,12 +45,10 @@ class JSONAdapter(Adapter):
 
     def user_message_output_requirements(self, signature: type[Signature]) -> str:
         """``Respond with a JSON object in the following order of fields: ...``."""
-        fields = []
-        for name, f in signature.output_fields.items():
-            text = f"`{name}`"
-            if f.annotation is not str:
-                text += f" (must be formatted as a valid Python {type_info(f.annotation).name})"
-            fields.append(text)
+        fields = [
+            f"`{name}`{self.format_type_requirement(f)}"
+            for name, f in signature.output_fields.items()
+        ]
         return (
             "Respond with a JSON object in the following order of fields: "
             + ", then ".join(fields)

@@ -156,6 +156,8 @@ def _parse_item(
 
 def _split_top_level(text: str, sep: str) -> list[str]:
     """Split on ``sep`` outside brackets and string literals."""
+    if not any(ch in text for ch in "([{'\""):
+        return text.split(sep)
     parts: list[str] = []
     depth = 0
     quote: str | None = None
