@@ -11,8 +11,36 @@ Declare what a model call takes and returns as a `Signature`; an adapter (`ChatA
 Importing structio is cheap: pydantic, json-repair and litellm load on first use.
 """
 
-from structio.adapters import Adapter, ChatAdapter, JSONAdapter
-from structio.exceptions import FormatError, ParseError, SignatureError, StructioError, UsageError
+from structio.adapters import Adapter, AdapterResult, ChatAdapter, JSONAdapter
+from structio.exceptions import (
+    AuthenticationError,
+    BadRequestError,
+    BatchError,
+    ConfigurationError,
+    ContextWindowExceededError,
+    FormatError,
+    LMConnectionError,
+    LMError,
+    LMTimeoutError,
+    ParseError,
+    RateLimitError,
+    ServerError,
+    SignatureError,
+    StructioError,
+    UsageError,
+)
+from structio.lm import (
+    LM,
+    BaseLM,
+    Completion,
+    FakeLM,
+    LMResponse,
+    ResponseCache,
+    Usage,
+    inspect_history,
+)
+from structio.predict import Predict, Prediction
+from structio.settings import configure, context
 from structio.signatures import (
     History,
     InputField,
@@ -26,17 +54,40 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Adapter",
+    "AdapterResult",
+    "AuthenticationError",
+    "BadRequestError",
+    "BaseLM",
+    "BatchError",
     "ChatAdapter",
+    "Completion",
+    "ConfigurationError",
+    "ContextWindowExceededError",
+    "FakeLM",
     "FormatError",
     "History",
     "InputField",
     "JSONAdapter",
+    "LM",
+    "LMConnectionError",
+    "LMError",
+    "LMResponse",
+    "LMTimeoutError",
     "OutputField",
     "ParseError",
+    "Predict",
+    "Prediction",
+    "RateLimitError",
+    "ResponseCache",
+    "ServerError",
     "Signature",
     "SignatureError",
     "SignatureField",
     "StructioError",
+    "Usage",
     "UsageError",
+    "configure",
+    "context",
+    "inspect_history",
     "make_signature",
 ]

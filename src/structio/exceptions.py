@@ -9,8 +9,18 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     StructioError
     ├── UsageError                  the calling code is wrong; fix the code, do not retry
     │   ├── SignatureError          (TypeError)   a signature declaration is invalid
-    │   └── FormatError             (ValueError)  inputs, demos or outputs do not fit the signature
-    └── ParseError                  (ValueError)  a completion cannot be read as the outputs
+    │   ├── FormatError             (ValueError)  inputs, demos or outputs do not fit the signature
+    │   └── ConfigurationError      (RuntimeError) no LM configured, or a setting is invalid
+    ├── ParseError                  (ValueError)  a completion cannot be read as the outputs
+    ├── BatchError                                some items of a batch failed (all results kept)
+    └── LMError                                   the model provider failed the request
+        ├── AuthenticationError     (PermissionError) missing or rejected API key
+        ├── RateLimitError                         429: retried, then raised
+        ├── LMTimeoutError          (TimeoutError) no answer in time: retried, then raised
+        ├── LMConnectionError       (ConnectionError) the server cannot be reached: retried
+        ├── ServerError                            5xx from the provider: retried, then raised
+        └── BadRequestError         (ValueError)  400: the request is wrong; never retried
+            └── ContextWindowExceededError        the prompt is longer than the model accepts
 """
 
 from __future__ import annotations
@@ -19,8 +29,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "BatchError",
+    "ConfigurationError",
+    "ContextWindowExceededError",
     "FormatError",
+    "LMConnectionError",
+    "LMError",
+    "LMTimeoutError",
     "ParseError",
+    "RateLimitError",
+    "ServerError",
     "SignatureError",
     "StructioError",
     "UsageError",
@@ -53,6 +73,14 @@ class FormatError(UsageError, ValueError):
     """
 
 
+class ConfigurationError(UsageError, RuntimeError):
+    """Raised when structio is not set up for a call.
+
+    For example a `Predict` called with no LM passed and none configured with
+    `structio.configure(lm=...)`, or an invalid setting such as a negative concurrency.
+    """
+
+
 class ParseError(StructioError, ValueError):
     """Raised when a completion cannot be turned into the signature's typed outputs.
 
@@ -65,6 +93,8 @@ class ParseError(StructioError, ValueError):
         invalid: For each field whose text could not be read, ``(offending_text, reason)``.
         problem: A reason that concerns the completion as a whole (for example that it holds
             no JSON object), or ``None``.
+        truncated: Whether the model stopped at its token limit (finish reason ``length``),
+            which is why the completion cannot be read.
     """
 
     adapter: str
@@ -74,6 +104,7 @@ class ParseError(StructioError, ValueError):
     missing: list[str]
     invalid: dict[str, tuple[str, str]]
     problem: str | None
+    truncated: bool
 
     def __init__(
         self,
@@ -85,6 +116,7 @@ class ParseError(StructioError, ValueError):
         missing: Sequence[str] = (),
         invalid: Mapping[str, tuple[str, str]] | None = None,
         problem: str | None = None,
+        truncated: bool = False,
     ) -> None:
         self.adapter = adapter
         self.signature = signature
@@ -93,11 +125,25 @@ class ParseError(StructioError, ValueError):
         self.missing = list(missing)
         self.invalid = dict(invalid or {})
         self.problem = problem
+        self.truncated = truncated
         super().__init__(self._message())
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only __init__ needs help to survive pickling (multiprocessing, caches).
         return (_rebuild_parse_error, (self.__dict__.copy(),))
+
+    def with_truncation(self) -> ParseError:
+        """A copy that also says the completion was cut off by the token limit."""
+        return ParseError(
+            adapter=self.adapter,
+            signature=self.signature,
+            completion=self.completion,
+            parsed=self.parsed,
+            missing=self.missing,
+            invalid=self.invalid,
+            problem=self.problem,
+            truncated=True,
+        )
 
     def _message(self) -> str:
         sig = getattr(self.signature, "__name__", "signature")
@@ -106,6 +152,11 @@ class ParseError(StructioError, ValueError):
         if isinstance(spec, str):
             head += f" ({spec})"
         lines = [head + ":"]
+        if self.truncated:
+            lines.append(
+                "  - the completion was cut off by the token limit (finish reason 'length'); "
+                "raise max_tokens and call again"
+            )
         if self.problem:
             lines.append(f"  - {self.problem}")
         for name, (text, reason) in self.invalid.items():
@@ -132,3 +183,86 @@ def _rebuild_parse_error(state: dict[str, Any]) -> ParseError:
     error.__dict__.update(state)
     Exception.__init__(error, error._message())
     return error
+
+
+class BatchError(StructioError):
+    """Raised by ``Predict.batch(..., return_exceptions=False)`` when any item failed.
+
+    Every item runs first, so nothing finished is lost.
+
+    Attributes:
+        results: One entry per input, in order: the `Prediction`, or the exception raised.
+        errors: ``(index, exception)`` for each failed item.
+    """
+
+    def __init__(self, results: Sequence[Any]) -> None:
+        self.results = list(results)
+        self.errors = [(i, r) for i, r in enumerate(self.results) if isinstance(r, BaseException)]
+        first_index, first = self.errors[0] if self.errors else (None, None)
+        super().__init__(
+            f"{len(self.errors)} of {len(self.results)} batch items failed; the first, item "
+            f"{first_index}: {type(first).__name__}: {first}. All results are in .results"
+        )
+
+
+class LMError(StructioError):
+    """Raised when the model provider fails a request (after structio's retries, if any).
+
+    Attributes:
+        model: The model string the request was for, e.g. ``"openai/gpt-4o-mini"``.
+        provider: The provider litellm routed to, e.g. ``"openai"`` (``None`` if unknown).
+        status_code: The HTTP status, when there was a response.
+        retry_after: Seconds the provider asked to wait (``Retry-After``), if it said.
+        attempts: How many requests were made before giving up.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.model = model
+        self.provider = provider
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.attempts = attempts
+
+
+class AuthenticationError(LMError, PermissionError):
+    """Raised when the API key is missing or rejected (401/403); never retried.
+
+    The message names the environment variable to set when litellm knows it.
+    """
+
+
+class RateLimitError(LMError):
+    """Raised on 429 responses once the retries (which honour ``Retry-After``) are used up."""
+
+
+class LMTimeoutError(LMError, TimeoutError):
+    """Raised when the provider does not answer within ``timeout``, after the retries."""
+
+
+class LMConnectionError(LMError, ConnectionError):
+    """Raised when the provider cannot be reached (refused, reset, DNS), after the retries."""
+
+
+class ServerError(LMError):
+    """Raised on 5xx responses or a malformed response body, after the retries."""
+
+
+class BadRequestError(LMError, ValueError):
+    """Raised when the provider rejects the request as invalid (400, 404, 422); never retried."""
+
+
+class ContextWindowExceededError(BadRequestError):
+    """Raised when the prompt exceeds the model's context window; never retried.
+
+    Shorten the prompt (fewer demos, truncated history) or use a model with a larger window.
+    """

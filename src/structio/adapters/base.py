@@ -7,10 +7,11 @@ into typed values. Adapters are pure: they never call a model.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from structio.adapters._values import TypeInfo, format_value, type_info
 from structio.exceptions import FormatError, ParseError
@@ -18,7 +19,11 @@ from structio.signatures.field import SignatureField
 from structio.signatures.history import History
 from structio.signatures.signature import Signature, SignatureMeta, _make_signature
 
-__all__ = ["Adapter", "Message", "SignatureLike"]
+if TYPE_CHECKING:
+    from structio.lm.base import BaseLM
+    from structio.lm.types import LMResponse, Usage
+
+__all__ = ["Adapter", "AdapterResult", "Message", "SignatureLike"]
 
 Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -34,6 +39,56 @@ _STRUCTURE_SENTENCE = (
     "All interactions will be structured in the following way, "
     "with the appropriate values filled in."
 )
+
+
+Path = Literal["chat", "json", "json_reparse", "json_request"]
+"""Which route produced a result: the adapter's own format, the same completion read again
+as JSON (no new request), or a new request in JSON after the first could not be read."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AdapterResult:
+    """What a call through an adapter produced.
+
+    Attributes:
+        outputs: One dict of typed output values per completion (``n=`` choices).
+        path: ``"chat"`` or ``"json"`` when the adapter's own format was read;
+            ``"json_reparse"`` when ChatAdapter's completion was read as JSON instead (no new
+            request); ``"json_request"`` when a new request in JSON was needed.
+        responses: Every model response involved, in order (two after a JSON request).
+    """
+
+    outputs: list[dict[str, Any]]
+    path: Path
+    responses: list[LMResponse] = dataclasses.field(default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of every request made for this result."""
+        from structio.lm.types import Usage
+
+        total = Usage()
+        for response in self.responses:
+            total = total + response.usage
+        return total
+
+    @property
+    def cost(self) -> float | None:
+        """Cost in USD of every request, when known."""
+        costs = [r.cost for r in self.responses]
+        return None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
+
+    def after(self, first: LMResponse) -> AdapterResult:
+        """This result as the answer of a JSON request made after ``first`` failed to parse."""
+        return AdapterResult(self.outputs, "json_request", [first, *self.responses])
+
+
+class _NeedsJSONRequestError(Exception):
+    """Internal: the completion could not be read; a JSON request should be made."""
+
+    def __init__(self, error: ParseError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class _Plan:
@@ -159,6 +214,88 @@ class Adapter(abc.ABC):
             {"role": "assistant", "content": self.format_assistant_message_content(sig, target)}
         )
         return {"messages": messages}
+
+    def __call__(
+        self,
+        lm: BaseLM,
+        lm_kwargs: Mapping[str, Any],
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]],
+        inputs: Mapping[str, Any],
+    ) -> AdapterResult:
+        """Format, call the model, and parse every choice.
+
+        Raises:
+            ParseError: A completion cannot be read (after the fallback, if any). When the
+                model hit its token limit, the error says so (``truncated``).
+            LMError: The provider failed; never answered with a fallback.
+        """
+        sig = as_signature(signature)
+        demos = list(demos)
+        messages = self.format(sig, demos, inputs)
+        response = lm(messages, **self.lm_kwargs(lm, sig, lm_kwargs))
+        try:
+            return self._read(sig, response)
+        except _NeedsJSONRequestError as need:
+            try:
+                result = self._fallback_adapter()(lm, lm_kwargs, sig, demos, inputs)
+            except ParseError as error:
+                raise error from need.error
+            return result.after(response)
+
+    async def acall(
+        self,
+        lm: BaseLM,
+        lm_kwargs: Mapping[str, Any],
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]],
+        inputs: Mapping[str, Any],
+    ) -> AdapterResult:
+        """Async form of calling the adapter."""
+        sig = as_signature(signature)
+        demos = list(demos)
+        messages = self.format(sig, demos, inputs)
+        response = await lm.acall(messages, **self.lm_kwargs(lm, sig, lm_kwargs))
+        try:
+            return self._read(sig, response)
+        except _NeedsJSONRequestError as need:
+            try:
+                result = await self._fallback_adapter().acall(lm, lm_kwargs, sig, demos, inputs)
+            except ParseError as error:
+                raise error from need.error
+            return result.after(response)
+
+    def lm_kwargs(
+        self, lm: BaseLM, signature: type[Signature], lm_kwargs: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The request parameters for this adapter (JSONAdapter adds ``response_format``)."""
+        return dict(lm_kwargs)
+
+    def _read(self, sig: type[Signature], response: LMResponse) -> AdapterResult:
+        outputs: list[dict[str, Any]] = []
+        path: Path = self._own_path
+        for completion in response.completions:
+            try:
+                outputs.append(self.parse(sig, completion.text))
+                continue
+            except ParseError as error:
+                if completion.truncated:
+                    raise error.with_truncation() from None
+                values = self._recover(sig, completion.text, error)
+            outputs.append(values)
+            path = "json_reparse"
+        return AdapterResult(outputs, path, [response])
+
+    @property
+    def _own_path(self) -> Path:
+        return "chat"
+
+    def _recover(self, sig: type[Signature], text: str, error: ParseError) -> dict[str, Any]:
+        """Read a completion that `parse` refused, or raise; the base adapter cannot."""
+        raise error
+
+    def _fallback_adapter(self) -> Adapter:
+        raise NotImplementedError(f"{type(self).__name__} has no fallback adapter")
 
     # -- pieces subclasses may override -----------------------------------------------------
 

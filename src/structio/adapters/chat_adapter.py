@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from structio.adapters._values import format_value, type_info
-from structio.adapters.base import _STRUCTURE_SENTENCE, Adapter, SignatureLike, as_signature
+from structio.adapters.base import (
+    _STRUCTURE_SENTENCE,
+    Adapter,
+    SignatureLike,
+    _NeedsJSONRequestError,
+    as_signature,
+)
+from structio.adapters.json_adapter import JSONAdapter
+from structio.exceptions import ParseError
 from structio.signatures.signature import Signature
 
 __all__ = ["ChatAdapter"]
@@ -27,6 +35,22 @@ class ChatAdapter(Adapter):
         >>> sio.ChatAdapter().parse("question -> answer: int", "[[ ## answer ## ]]\n42")
         {'answer': 42}
     """
+
+    def __init__(self, *, fallback: Literal["json"] | None = "json") -> None:
+        """Create a ChatAdapter.
+
+        Args:
+            fallback: What a call does when a completion cannot be read as sections:
+                ``"json"`` (default) first reads the same completion as JSON (no new
+                request) and only if that fails makes one request with `JSONAdapter`;
+                ``None`` raises the `ParseError` at once. Provider errors never fall back.
+        """
+        if fallback not in ("json", None):
+            raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return "ChatAdapter()" if self.fallback == "json" else "ChatAdapter(fallback=None)"
 
     def format_field_structure(self, signature: type[Signature]) -> str:
         """``All interactions will be structured ...`` with one section per field."""
@@ -91,6 +115,17 @@ class ChatAdapter(Adapter):
             except ValueError as exc:
                 invalid[name] = (text, str(exc))
         return self._finish(sig, completion, values, invalid)
+
+    def _recover(self, sig: type[Signature], text: str, error: ParseError) -> dict[str, Any]:
+        if self.fallback is None:
+            raise error
+        try:
+            return JSONAdapter().parse(sig, text)
+        except ParseError:
+            raise _NeedsJSONRequestError(error) from error
+
+    def _fallback_adapter(self) -> Adapter:
+        return JSONAdapter()
 
 
 def _split_sections(completion: str) -> list[tuple[str, str]]:

@@ -1,0 +1,182 @@
+"""`BaseLM`: what structio needs from a language model, and the history of calls."""
+
+from __future__ import annotations
+
+import abc
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from structio.lm.cache import public_params
+from structio.lm.types import LMResponse
+
+__all__ = ["BaseLM", "HistoryEntry", "inspect_history"]
+
+Messages = Sequence[Mapping[str, Any]]
+
+_GLOBAL_HISTORY: deque[HistoryEntry] = deque(maxlen=200)
+_GLOBAL_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One call of a model: what was sent, what came back, what it cost.
+
+    Attributes:
+        model: The model string.
+        messages: The messages sent.
+        params: The request parameters (credentials removed).
+        response: The response (completions, usage, cost, whether it was cached).
+        timestamp: When the call ended (seconds since the epoch).
+    """
+
+    model: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    response: LMResponse
+    timestamp: float = field(default_factory=time.time)
+
+    @property
+    def latency(self) -> float:
+        """Seconds the call took, retries included."""
+        return self.response.latency
+
+    @property
+    def cost(self) -> float | None:
+        """Cost in USD, when known (0.0 for cache hits)."""
+        return self.response.cost
+
+
+class BaseLM(abc.ABC):
+    """Base class of language models: ``lm(messages)`` and ``await lm.acall(messages)``.
+
+    Subclass it to plug in any backend: implement `_complete` (and `_acomplete` for a
+    native async path). Every call is recorded in `history` and in the process-wide
+    history printed by `structio.inspect_history`.
+
+    Attributes:
+        model: The model's name.
+        history: The most recent calls of this LM, oldest first.
+    """
+
+    model: str
+    #: Whether the provider accepts a strict JSON schema as ``response_format``.
+    supports_response_schema: bool = False
+    #: Whether the provider accepts ``response_format={"type": "json_object"}``.
+    supports_json_mode: bool = False
+
+    def __init__(self, model: str, *, history_size: int = 100) -> None:
+        self.model = model
+        self.history: deque[HistoryEntry] = deque(maxlen=history_size)
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        """The model's context window in tokens, when known."""
+        return None
+
+    def __call__(self, messages: Messages, **overrides: Any) -> LMResponse:
+        """Send messages and return one completion per choice (``n=``)."""
+        start = time.perf_counter()
+        response = self._complete(_plain_messages(messages), overrides)
+        return self._record(messages, overrides, response, start)
+
+    async def acall(self, messages: Messages, **overrides: Any) -> LMResponse:
+        """Async form of ``lm(messages, **overrides)``."""
+        start = time.perf_counter()
+        response = await self._acomplete(_plain_messages(messages), overrides)
+        return self._record(messages, overrides, response, start)
+
+    @abc.abstractmethod
+    def _complete(self, messages: list[dict[str, Any]], overrides: dict[str, Any]) -> LMResponse:
+        """Produce the response for one call."""
+
+    async def _acomplete(
+        self, messages: list[dict[str, Any]], overrides: dict[str, Any]
+    ) -> LMResponse:
+        import asyncio
+
+        return await asyncio.to_thread(self._complete, messages, overrides)
+
+    def request_params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters a call sends: the LM's settings updated by per-call overrides."""
+        return dict(overrides)
+
+    def _record(
+        self,
+        messages: Messages,
+        overrides: Mapping[str, Any],
+        response: LMResponse,
+        start: float,
+    ) -> LMResponse:
+        if not response.latency:
+            from dataclasses import replace
+
+            response = replace(response, latency=time.perf_counter() - start)
+        entry = HistoryEntry(
+            model=self.model,
+            messages=_plain_messages(messages),
+            params=public_params(self.request_params(overrides)),
+            response=response,
+        )
+        self.history.append(entry)
+        with _GLOBAL_LOCK:
+            _GLOBAL_HISTORY.append(entry)
+        return response
+
+
+def _plain_messages(messages: Messages) -> list[dict[str, Any]]:
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):  # type: ignore[unreachable, unused-ignore]
+        raise TypeError(
+            "an LM takes a list of messages such as [{'role': 'user', 'content': '...'}], "
+            f"not {type(messages).__name__}"
+        )
+    return [dict(message) for message in messages]
+
+
+def inspect_history(n: int = 1, *, file: TextIO | None = None) -> str:
+    """Print the last ``n`` model calls of this process: the prompt, the completions, the cost.
+
+    Args:
+        n: How many of the most recent calls to show.
+        file: Where to print (standard output by default).
+
+    Returns:
+        The printed text.
+    """
+    with _GLOBAL_LOCK:
+        entries = list(_GLOBAL_HISTORY)[-n:] if n > 0 else []
+    text = "\n".join(_render(entry) for entry in entries) if entries else "(no model calls yet)\n"
+    print(text, file=file or sys.stdout, end="")
+    return text
+
+
+def _render(entry: HistoryEntry) -> str:
+    response = entry.response
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.timestamp))
+    usage = response.usage
+    facts = [f"{response.latency:.2f}s"]
+    if response.cached:
+        facts.append("cached")
+    facts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
+    if response.cost is not None:
+        facts.append(f"${response.cost:.6f}")
+    params = {k: v for k, v in entry.params.items() if k not in ("messages",)}
+    lines = [f"[{when}] {entry.model} ({', '.join(facts)})"]
+    if params:
+        lines.append("params: " + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+    for message in entry.messages:
+        lines.append(f"\n{str(message.get('role', '?')).capitalize()} message:\n")
+        content = message.get("content")
+        lines.append(content if isinstance(content, str) else repr(content))
+    for index, completion in enumerate(response.completions):
+        label = "Response" if len(response.completions) == 1 else f"Response {index + 1}"
+        reason = f" (finish reason: {completion.finish_reason})" if completion.finish_reason else ""
+        lines.append(f"\n{label}{reason}:\n")
+        lines.append(completion.text)
+        if completion.tool_calls:
+            lines.append(f"tool calls: {list(completion.tool_calls)!r}")
+    return "\n".join(lines) + "\n\n"

@@ -1,0 +1,211 @@
+"""`LM`: any model litellm can reach, with retries, a response cache and call history."""
+
+from __future__ import annotations
+
+import functools
+import random
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from structio.exceptions import (
+    ConfigurationError,
+    LMConnectionError,
+    LMError,
+    LMTimeoutError,
+    RateLimitError,
+    ServerError,
+)
+from structio.lm import _litellm
+from structio.lm.base import BaseLM
+from structio.lm.cache import ResponseCache, cache_key, default_cache
+from structio.lm.types import LMResponse
+
+__all__ = ["LM"]
+
+_RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
+
+
+class LM(BaseLM):
+    """A language model reached through litellm.
+
+    Example:
+        >>> lm = LM("openai/gpt-4o-mini", temperature=0)            # doctest: +SKIP
+        >>> lm([{"role": "user", "content": "Say hi"}]).text         # doctest: +SKIP
+        'Hi!'
+
+    Any litellm model string works: ``"openai/gpt-4o-mini"``, ``"anthropic/claude-..."``,
+    ``"ollama_chat/llama3.2"``, or ``"openai/<name>"`` with ``api_base=`` for any
+    OpenAI-compatible server (vLLM, llama.cpp, LM Studio...).
+
+    Requests that fail with a rate limit, a timeout, a connection error or a 5xx are
+    retried up to ``num_retries`` times with exponential backoff (honouring
+    ``Retry-After``); a 400 or an authentication error is never retried. litellm's own
+    retries and cache are turned off: structio owns both.
+
+    Args:
+        model: The litellm model string.
+        temperature: Sampling temperature (``None``: the provider's default).
+        max_tokens: Maximum completion tokens (``None``: the provider's default).
+        num_retries: How many times a retryable failure is retried.
+        timeout: Seconds to wait for one request.
+        cache: ``True`` for the shared cache in ``$STRUCTIO_CACHE_DIR`` (default
+            ``~/.cache/structio``), ``False`` for none, or a `ResponseCache`.
+        backoff: Seconds before the first retry; doubled for each further retry.
+        max_backoff: Longest wait between two attempts, ``Retry-After`` included.
+        **kwargs: Any other litellm parameter (``api_base``, ``api_key``, ``top_p``, ``n``,
+            ``stop``, ``response_format``, ``tools``...), sent with every request.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        num_retries: int = 3,
+        timeout: float = 120.0,
+        cache: bool | ResponseCache = True,
+        backoff: float = 0.5,
+        max_backoff: float = 60.0,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError(f"LM(model) needs a litellm model string, not {model!r}")
+        if num_retries < 0:
+            raise ConfigurationError(f"num_retries must be 0 or more, not {num_retries}")
+        super().__init__(model)
+        self.num_retries = num_retries
+        self.timeout = timeout
+        self.cache = cache
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.kwargs: dict[str, Any] = dict(kwargs)
+        if temperature is not None:
+            self.kwargs["temperature"] = temperature
+        if max_tokens is not None:
+            self.kwargs["max_tokens"] = max_tokens
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self.kwargs.items() if "key" not in k.lower()}
+        extra = "".join(f", {k}={v!r}" for k, v in shown.items())
+        return f"LM({self.model!r}{extra})"
+
+    # -- capabilities ---------------------------------------------------------------------
+
+    @functools.cached_property
+    def _capabilities(self) -> dict[str, Any]:
+        return _litellm.model_capabilities(self.model)
+
+    @property
+    def supports_response_schema(self) -> bool:  # type: ignore[override]
+        """Whether litellm says the model accepts a JSON schema as ``response_format``."""
+        return bool(self._capabilities["response_schema"])
+
+    @property
+    def supports_json_mode(self) -> bool:  # type: ignore[override]
+        """Whether litellm says the model accepts ``{"type": "json_object"}``."""
+        return bool(self._capabilities["json_mode"])
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        """The model's context window, from litellm's model map (``None`` if unknown)."""
+        value = self._capabilities["max_input_tokens"]
+        return int(value) if value else None
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def request_params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """The LM's parameters updated by per-call overrides (``cache`` excluded)."""
+        params = {**self.kwargs, **overrides}
+        params.pop("cache", None)
+        return params
+
+    def _cache_for(self, overrides: Mapping[str, Any]) -> ResponseCache | None:
+        choice = overrides.get("cache", self.cache)
+        if choice is False or choice is None:
+            return None
+        if isinstance(choice, ResponseCache):
+            return choice
+        return default_cache()
+
+    def _complete(self, messages: list[dict[str, Any]], overrides: dict[str, Any]) -> LMResponse:
+        start = time.perf_counter()
+        params = self.request_params(overrides)
+        cache = self._cache_for(overrides)
+        key = cache_key(self.model, messages, params) if cache is not None else ""
+        if cache is not None:
+            hit = cache.get(key)
+            if hit is not None:
+                return hit.as_cache_hit(time.perf_counter() - start)
+        litellm = _litellm.get_litellm()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                raw = litellm.completion(**self._litellm_args(messages, params))
+                break
+            except Exception as exc:
+                error = self._failure(exc, attempt)
+                time.sleep(self._delay(error, attempt))
+        response = _litellm.to_response(raw, self.model, time.perf_counter() - start)
+        if cache is not None:
+            cache.set(key, response)
+        return response
+
+    async def _acomplete(
+        self, messages: list[dict[str, Any]], overrides: dict[str, Any]
+    ) -> LMResponse:
+        import asyncio  # imported here: asyncio costs ~25 ms at import structio
+
+        start = time.perf_counter()
+        params = self.request_params(overrides)
+        cache = self._cache_for(overrides)
+        key = cache_key(self.model, messages, params) if cache is not None else ""
+        if cache is not None:
+            hit = await asyncio.to_thread(cache.get, key)
+            if hit is not None:
+                return hit.as_cache_hit(time.perf_counter() - start)
+        litellm = _litellm.get_litellm()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                raw = await litellm.acompletion(**self._litellm_args(messages, params))
+                break
+            except Exception as exc:
+                error = self._failure(exc, attempt)
+                await asyncio.sleep(self._delay(error, attempt))
+        response = _litellm.to_response(raw, self.model, time.perf_counter() - start)
+        if cache is not None:
+            await asyncio.to_thread(cache.set, key, response)
+        return response
+
+    def _litellm_args(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {
+            **params,
+            "model": self.model,
+            "messages": messages,
+            "timeout": params.get("timeout", self.timeout),
+            # structio retries and caches; litellm's own retries multiply requests (and the
+            # OpenAI client's max_retries adds more), and its cache breaks on hits.
+            "num_retries": 0,
+            "max_retries": 0,
+            "caching": False,
+        }
+
+    def _failure(self, exc: Exception, attempt: int) -> LMError:
+        """Translate ``exc``; raise it unless it is retryable and retries remain."""
+        error = _litellm.translate_error(exc, self.model, attempt)
+        if error is None:
+            raise exc
+        if not isinstance(error, _RETRYABLE) or attempt > self.num_retries:
+            raise error from exc
+        return error
+
+    def _delay(self, error: LMError, attempt: int) -> float:
+        exponential = self.backoff * (2 ** (attempt - 1)) * (1 + random.random() / 4)  # noqa: S311
+        wait = error.retry_after if error.retry_after is not None else exponential
+        return min(wait, self.max_backoff)

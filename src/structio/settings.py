@@ -1,0 +1,118 @@
+"""Default LM and adapter: set globally with `configure`, or for a scope with `context`."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from structio.adapters.base import Adapter
+    from structio.lm.base import BaseLM
+
+__all__ = ["Settings", "configure", "context", "current_settings"]
+
+
+class _Unset:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+_UNSET: Any = _Unset()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The defaults a `Predict` uses when a call does not name its own.
+
+    Attributes:
+        lm: The language model.
+        adapter: The adapter (`ChatAdapter` when ``None``).
+    """
+
+    lm: BaseLM | None = None
+    adapter: Adapter | None = None
+
+
+_global = Settings()
+_global_lock = threading.Lock()
+# A scope set by `context` is seen by its own thread or task (and tasks it starts), never by
+# others, so concurrent requests can use different models safely.
+_scoped: contextvars.ContextVar[Settings | None] = contextvars.ContextVar(
+    "structio_settings", default=None
+)
+
+
+def current_settings() -> Settings:
+    """The settings in effect here: the innermost `context`, else the global ones."""
+    scoped = _scoped.get()
+    return scoped if scoped is not None else _global
+
+
+def _updated(base: Settings, lm: Any, adapter: Any) -> Settings:
+    changes: dict[str, Any] = {}
+    if lm is not _UNSET:
+        changes["lm"] = _check_lm(lm)
+    if adapter is not _UNSET:
+        changes["adapter"] = _check_adapter(adapter)
+    return replace(base, **changes)
+
+
+def configure(*, lm: BaseLM | None = _UNSET, adapter: Adapter | None = _UNSET) -> None:
+    r"""Set the process-wide default LM and/or adapter (arguments not given are kept).
+
+    Example:
+        >>> import structio as sio
+        >>> sio.configure(lm=sio.FakeLM(["[[ ## answer ## ]]\\n4"]))
+        >>> sio.configure(lm=None)  # back to no default
+    """
+    global _global
+    with _global_lock:
+        _global = _updated(_global, lm, adapter)
+
+
+@contextlib.contextmanager
+def context(*, lm: BaseLM | None = _UNSET, adapter: Adapter | None = _UNSET) -> Iterator[Settings]:
+    """Use another LM and/or adapter inside a ``with`` block, in this thread or task only.
+
+    Example:
+        >>> import structio as sio
+        >>> with sio.context(adapter=sio.JSONAdapter()):
+        ...     pass  # Predict calls here use JSONAdapter unless they name another
+    """
+    token = _scoped.set(_updated(current_settings(), lm, adapter))
+    try:
+        yield current_settings()
+    finally:
+        _scoped.reset(token)
+
+
+def _check_lm(lm: Any) -> Any:
+    from structio.lm.base import BaseLM
+
+    if lm is not None and not isinstance(lm, BaseLM):
+        from structio.exceptions import ConfigurationError
+
+        raise ConfigurationError(
+            f"lm= must be a structio LM (LM('openai/gpt-4o-mini'), FakeLM([...])), "
+            f"not {type(lm).__name__}"
+        )
+    return lm
+
+
+def _check_adapter(adapter: Any) -> Any:
+    from structio.adapters.base import Adapter
+
+    if adapter is not None and not isinstance(adapter, Adapter):
+        from structio.exceptions import ConfigurationError
+
+        raise ConfigurationError(
+            f"adapter= must be an Adapter (ChatAdapter(), JSONAdapter()), "
+            f"not {type(adapter).__name__}"
+        )
+    return adapter
