@@ -94,6 +94,7 @@ class TypeInfo:
         "enum",
         "is_str",
         "literal",
+        "optional",
         "str_or_none",
     )
 
@@ -111,6 +112,7 @@ class TypeInfo:
         )
         union_args = _union_args(annotation)
         self.str_or_none = str in union_args and _NONE_TYPE in union_args
+        self.optional = annotation is typing.Any or _NONE_TYPE in union_args
 
     @functools.cached_property
     def name(self) -> str:
@@ -194,6 +196,8 @@ class TypeInfo:
         if self.str_or_none:
             return self.validate(text)
         if not stripped:
+            if self.optional:
+                return None  # an empty section of an optional field: no value was given
             raise ValueError(f"expected {self.name}, found an empty value")
         return self.validate(decode_text(stripped))
 
@@ -307,7 +311,7 @@ def prompt_text(value: Any) -> str:
     if value is None or t is bool or t is int or t is float:
         return str(value)
     data = jsonable(value)
-    if isinstance(data, (dict, list)):
+    if isinstance(data, (dict, list, tuple)):
         return json.dumps(data, ensure_ascii=False)
     return str(data)
 

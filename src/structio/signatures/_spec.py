@@ -80,6 +80,9 @@ def parse_spec(
     """
     if not isinstance(spec, str):
         raise SignatureError(f"a signature spec must be a string, not {type(spec).__name__}")
+    unbalanced = _unbalanced(spec)
+    if unbalanced:
+        raise SignatureError(f"invalid signature spec {spec!r}: {unbalanced}")
     arrows = _split_top_level(spec, "->")
     if len(arrows) != 2:
         found = len(arrows) - 1
@@ -152,6 +155,38 @@ def _parse_item(
         type_text, custom_types=custom_types, caller_ns=caller_ns, where=f"field `{name}`"
     )
     return ParsedField(name, annotation, True, default)
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _unbalanced(text: str) -> str | None:
+    """Describe the first unbalanced bracket or unclosed quote, or return None."""
+    stack: list[tuple[str, int]] = []
+    quote: tuple[str, int] | None = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote[0]:
+                quote = None
+        elif ch in "'\"":
+            quote = (ch, i)
+        elif ch in _CLOSERS:
+            stack.append((ch, i))
+        elif ch in ")]}":
+            if not stack or _CLOSERS[stack[-1][0]] != ch:
+                return f"unexpected {ch!r} at character {i}"
+            stack.pop()
+        i += 1
+    if quote:
+        return f"unclosed quote {quote[0]} opened at character {quote[1]}"
+    if stack:
+        opener, at = stack[-1]
+        return f"unclosed {opener!r} opened at character {at}"
+    return None
 
 
 def _split_top_level(text: str, sep: str) -> list[str]:

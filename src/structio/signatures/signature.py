@@ -66,8 +66,8 @@ class SignatureMeta(type):
         _check_namespace(name, kept, annotations, declared)
         for fname, field in declared.items():
             bound = _bind(name, fname, field, annotations)
-            inputs.pop(fname, None)
-            outputs.pop(fname, None)
+            # A redeclared field keeps its place; one that changes kind moves to its new group.
+            (outputs if bound.is_input else inputs).pop(fname, None)
             (inputs if bound.is_input else outputs)[fname] = bound
         doc = namespace.get("__doc__")
         # The root Signature class documents itself; its docstring is no instructions.
@@ -334,7 +334,7 @@ def _check_namespace(
     declared: Mapping[str, SignatureField],
 ) -> None:
     for attr, annotation in annotations.items():
-        if attr in declared or _is_classvar(annotation) or attr.startswith("__"):
+        if attr in declared or _is_classvar(annotation) or attr.startswith("_"):
             continue
         value = kept.get(attr, MISSING)
         shown = _type_text(annotation) if not isinstance(annotation, str) else annotation
