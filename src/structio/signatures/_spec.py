@@ -12,6 +12,7 @@ import ast
 import builtins
 import importlib
 import keyword
+import operator
 import types
 import typing
 from collections.abc import Mapping
@@ -339,7 +340,7 @@ class _Resolver:
                 raise self.fail(node, "Annotated needs a type and at least one annotation")
             base = self.resolve(items[0])
             metadata = tuple(self.metadata(item) for item in items[1:])
-            return typing.Annotated.__class_getitem__((base, *metadata))
+            return operator.getitem(typing.Annotated, (base, *metadata))
         args = tuple(self.resolve(item) for item in items)
         try:
             return origin[args if len(args) != 1 else args[0]]
