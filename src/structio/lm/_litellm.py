@@ -120,6 +120,11 @@ def _cost(raw: Any) -> float | None:
         return None
 
 
+# litellm reports a missing OpenAI key as a 500 ("Missing credentials..."): recognised by text.
+_MISSING_KEY = re.compile(
+    r"missing credentials|missing \w+ api key|api[_ ]key (?:client option )?must be set|no api key",
+    re.IGNORECASE,
+)
 _PREFIX = re.compile(r"^(litellm\.\w+: )+|^\w+Error: |(\w+Exception - )")
 
 
@@ -178,7 +183,9 @@ def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | 
     if isinstance(exc, litellm.ContextWindowExceededError):
         cls, what = ContextWindowExceededError, "the prompt exceeds the model's context window"
         detail += "; shorten the prompt (fewer demos, truncated history) or use a larger model"
-    elif isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
+    elif isinstance(
+        exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)
+    ) or _MISSING_KEY.search(detail):
         cls, what = AuthenticationError, "authentication failed"
         detail += _missing_key_hint(model)
     elif isinstance(exc, litellm.RateLimitError):
@@ -190,6 +197,8 @@ def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | 
         exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError)
     ):
         cls, what = BadRequestError, "the request was rejected"
+    elif _connection_failure(exc):
+        cls, what = LMConnectionError, "cannot reach the server"
     elif (status is not None and status >= 500) or isinstance(
         exc, (litellm.InternalServerError, litellm.ServiceUnavailableError)
     ):
@@ -209,6 +218,23 @@ def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | 
         retry_after=_retry_after(exc),
         attempts=attempts,
     )
+
+
+def _connection_failure(exc: BaseException) -> bool:
+    """Whether a connection error (refused, reset, DNS) caused ``exc``, however it was wrapped.
+
+    litellm reports a refused connection as a 500 "Connection error."; the cause chain holds
+    the httpx or openai connection error that says what really happened.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        name = type(current).__name__
+        if isinstance(current, ConnectionError) or name in ("ConnectError", "APIConnectionError"):
+            return "Timeout" not in name
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _missing_key_hint(model: str) -> str:

@@ -26,6 +26,11 @@ __all__ = ["LM"]
 _RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
 
 
+def _sleep(seconds: float) -> None:
+    """Wait between attempts (a module function, so tests can record the waits)."""
+    time.sleep(seconds)
+
+
 class LM(BaseLM):
     """A language model reached through litellm.
 
@@ -147,7 +152,7 @@ class LM(BaseLM):
                 break
             except Exception as exc:
                 error = self._failure(exc, attempt)
-                time.sleep(self._delay(error, attempt))
+                _sleep(self._delay(error, attempt))
         response = _litellm.to_response(raw, self.model, time.perf_counter() - start)
         if cache is not None:
             cache.set(key, response)

@@ -1,0 +1,58 @@
+"""Test-suite guards: no internet, no shared cache, no leaked settings or API keys."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# litellm must read its price map from the package, never fetch it.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+_LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost"}
+_real_connect = socket.socket.connect
+_real_getaddrinfo = socket.getaddrinfo
+
+
+class InternetAccessError(RuntimeError):
+    """A test tried to reach a host other than this machine."""
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if isinstance(address, tuple) and address[0] not in _LOCAL_HOSTS:
+        raise InternetAccessError(
+            f"a test tried to connect to {address!r}; tests stay on 127.0.0.1"
+        )
+    return _real_connect(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    if host not in _LOCAL_HOSTS and host is not None:
+        raise InternetAccessError(f"a test tried to resolve {host!r}; tests stay on 127.0.0.1")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+# Installed at import, before any test or library opens a connection.
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.getaddrinfo = _guarded_getaddrinfo
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """Each test gets its own cache directory, no provider keys and default settings."""
+    cache_dir = tmp_path / "structio-cache"
+    monkeypatch.setenv("STRUCTIO_CACHE_DIR", str(cache_dir))
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    yield cache_dir
+    import structio
+    from structio.lm import cache
+
+    structio.configure(lm=None, adapter=None)
+    for opened in cache._DEFAULT.values():
+        opened.close()
+    cache._DEFAULT.clear()

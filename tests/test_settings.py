@@ -1,0 +1,93 @@
+"""configure() and context(): defaults for Predict, isolated across threads and tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+import structio as sio
+
+QA = sio.Signature("question -> answer")
+
+
+def fake(text: str) -> sio.FakeLM:
+    return sio.FakeLM(lambda _messages: f"[[ ## answer ## ]]\n{text}")
+
+
+def test_no_lm_is_a_clear_error() -> None:
+    with pytest.raises(sio.ConfigurationError, match=r"structio\.configure\(lm="):
+        sio.Predict(QA)(question="q")
+
+
+def test_configure_sets_the_global_default() -> None:
+    sio.configure(lm=fake("global"))
+    assert sio.Predict(QA)(question="q").answer == "global"
+
+
+def test_context_overrides_and_restores() -> None:
+    sio.configure(lm=fake("global"))
+    with sio.context(lm=fake("scoped")):
+        assert sio.Predict(QA)(question="q").answer == "scoped"
+        with sio.context(adapter=sio.JSONAdapter(), lm=sio.FakeLM([{"answer": "json"}])):
+            pred = sio.Predict(QA)(question="q")
+            assert (pred.answer, pred.path) == ("json", "json")
+    assert sio.Predict(QA)(question="q").answer == "global"
+
+
+def test_precedence_call_then_predict_then_context() -> None:
+    with sio.context(lm=fake("context")):
+        predict = sio.Predict(QA, lm=fake("predict"))
+        assert predict(question="q").answer == "predict"
+        assert predict(question="q", lm=fake("call")).answer == "call"
+
+
+def test_context_is_not_seen_by_other_threads() -> None:
+    sio.configure(lm=fake("global"))
+    seen: dict[str, str] = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def scoped() -> None:
+        with sio.context(lm=fake("thread")):
+            inside.set()
+            release.wait(5)
+            seen["scoped"] = sio.Predict(QA)(question="q").answer
+
+    worker = threading.Thread(target=scoped)
+    worker.start()
+    inside.wait(5)
+    seen["main"] = sio.Predict(QA)(question="q").answer
+    release.set()
+    worker.join(5)
+    assert seen == {"scoped": "thread", "main": "global"}
+
+
+def test_context_is_isolated_between_asyncio_tasks() -> None:
+    async def ask(name: str) -> str:
+        with sio.context(lm=fake(name)):
+            await asyncio.sleep(0.01)  # let the other task enter its own context
+            pred = await sio.Predict(QA).acall(question="q")
+            return str(pred.answer)
+
+    async def main() -> list[str]:
+        return list(await asyncio.gather(ask("a"), ask("b"), ask("c")))
+
+    assert asyncio.run(main()) == ["a", "b", "c"]
+
+
+def test_batch_threads_see_the_callers_context() -> None:
+    with sio.context(lm=fake("scoped")):
+        results = sio.Predict(QA).batch([{"question": "1"}, {"question": "2"}], progress=False)
+    assert [r.answer for r in results if isinstance(r, sio.Prediction)] == ["scoped", "scoped"]
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(sio.ConfigurationError, match="lm= must be a structio LM"):
+        sio.configure(lm="openai/gpt-4o-mini")  # type: ignore[arg-type]
+    with (
+        pytest.raises(sio.ConfigurationError, match="adapter= must be an Adapter"),
+        sio.context(adapter="json"),  # type: ignore[arg-type]
+    ):
+        pass

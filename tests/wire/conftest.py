@@ -1,0 +1,35 @@
+"""Fixtures for the wire tests: a loopback OpenAI-compatible server and LMs pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import structio as sio
+from tests.wire.server import OpenAIServer
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIServer]:
+    srv = OpenAIServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def make_lm(server: OpenAIServer) -> Callable[..., sio.LM]:
+    """An LM for the loopback server: no cache and quick backoff unless asked otherwise."""
+
+    def make(**kwargs: Any) -> sio.LM:
+        options: dict[str, Any] = {
+            "api_base": server.base_url,
+            "api_key": "test-key",
+            "cache": False,
+            "backoff": 0.01,
+        }
+        options.update(kwargs)
+        return sio.LM("openai/test", **options)
+
+    return make
