@@ -105,3 +105,32 @@ def test_quickstart_example_runs() -> None:
     assert "{'category': 'billing', 'urgency': 4}" in result.stdout
     assert "[[ ## ticket ## ]]\nI was charged twice this month." in result.stdout
     assert "constraint le=5" in result.stdout
+
+
+def test_predict_example_runs_offline() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "predict_offline.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "billing 4 (read via chat)" in result.stdout
+    assert "bug 5 (read via json)" in result.stdout
+    assert "Response (finish reason: stop):" in result.stdout
+
+
+def test_readme_draws_the_same_error_tree_as_the_code() -> None:
+    def tree(text: str) -> list[str]:
+        """The drawing: from the `StructioError` line to the first line that is not part of it."""
+        lines = text[text.index("StructioError\n") :].splitlines()
+        drawing = [lines[0]]
+        for line in lines[1:]:
+            if not line.strip() or line.lstrip()[0] not in "│├└":
+                break
+            drawing.append(line.strip())
+        return drawing
+
+    readme = tree((ROOT / "README.md").read_text(encoding="utf-8"))
+    code = tree(structio.exceptions.__doc__ or "")
+    assert readme == code
+    assert len(code) == 15
