@@ -312,3 +312,32 @@ def test_repr_hides_the_key(make_lm: MakeLM) -> None:
     text = repr(make_lm(api_key="sk-secret", temperature=0))
     assert "sk-secret" not in text
     assert "temperature=0" in text
+
+
+def test_cost_is_reported_when_litellm_knows_the_price(server: OpenAIServer) -> None:
+    lm = sio.LM("openai/gpt-4o-mini", api_base=server.base_url, api_key="k", cache=True)
+    response = lm(MESSAGES)
+    assert response.cost is not None
+    assert response.cost > 0
+    assert lm(MESSAGES).cost == 0.0  # the cache hit
+
+
+def test_litellm_is_imported_offline_on_first_use() -> None:
+    script = (
+        "import os, sys, structio as sio\n"
+        "assert 'litellm' not in sys.modules\n"
+        "assert 'LITELLM_LOCAL_MODEL_COST_MAP' not in os.environ\n"
+        "from structio.lm._litellm import get_litellm\n"
+        "get_litellm()\n"
+        "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], 'litellm' in sys.modules)\n"
+    )
+    env = {"PATH": "", "STRUCTIO_CACHE_DIR": "/nonexistent"}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    assert result.stdout.split() == ["True", "True"]
