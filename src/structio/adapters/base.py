@@ -230,10 +230,8 @@ class Adapter(abc.ABC):
                 model hit its token limit, the error says so (``truncated``).
             LMError: The provider failed; never answered with a fallback.
         """
-        sig = as_signature(signature)
-        demos = list(demos)
-        messages = self.format(sig, demos, inputs)
-        response = lm(messages, **self.lm_kwargs(lm, sig, lm_kwargs))
+        sig, demos, messages, kwargs = self._prepare_call(lm, lm_kwargs, signature, demos, inputs)
+        response = lm(messages, **kwargs)
         try:
             return self._read(sig, response)
         except _NeedsJSONRequestError as need:
@@ -252,10 +250,8 @@ class Adapter(abc.ABC):
         inputs: Mapping[str, Any],
     ) -> AdapterResult:
         """Async form of calling the adapter."""
-        sig = as_signature(signature)
-        demos = list(demos)
-        messages = self.format(sig, demos, inputs)
-        response = await lm.acall(messages, **self.lm_kwargs(lm, sig, lm_kwargs))
+        sig, demos, messages, kwargs = self._prepare_call(lm, lm_kwargs, signature, demos, inputs)
+        response = await lm.acall(messages, **kwargs)
         try:
             return self._read(sig, response)
         except _NeedsJSONRequestError as need:
@@ -264,6 +260,19 @@ class Adapter(abc.ABC):
             except ParseError as error:
                 raise error from need.error
             return result.after(response)
+
+    def _prepare_call(
+        self,
+        lm: BaseLM,
+        lm_kwargs: Mapping[str, Any],
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]],
+        inputs: Mapping[str, Any],
+    ) -> tuple[type[Signature], list[Mapping[str, Any]], list[Message], dict[str, Any]]:
+        sig = as_signature(signature)
+        demo_list = list(demos)
+        messages = self.format(sig, demo_list, inputs)
+        return sig, demo_list, messages, self.lm_kwargs(lm, sig, lm_kwargs)
 
     def lm_kwargs(
         self, lm: BaseLM, signature: type[Signature], lm_kwargs: Mapping[str, Any]

@@ -126,6 +126,15 @@ class LM(BaseLM):
         params.pop("cache", None)
         return params
 
+    def _prepare(
+        self, messages: list[dict[str, Any]], overrides: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], ResponseCache | None, str]:
+        """The request parameters, the cache to use (or None) and the request's cache key."""
+        params = self.request_params(overrides)
+        cache = self._cache_for(overrides)
+        key = cache_key(self.model, messages, params) if cache is not None else ""
+        return params, cache, key
+
     def _cache_for(self, overrides: Mapping[str, Any]) -> ResponseCache | None:
         choice = overrides.get("cache", self.cache)
         if choice is False or choice is None:
@@ -136,9 +145,7 @@ class LM(BaseLM):
 
     def _complete(self, messages: list[dict[str, Any]], overrides: dict[str, Any]) -> LMResponse:
         start = time.perf_counter()
-        params = self.request_params(overrides)
-        cache = self._cache_for(overrides)
-        key = cache_key(self.model, messages, params) if cache is not None else ""
+        params, cache, key = self._prepare(messages, overrides)
         if cache is not None:
             hit = cache.get(key)
             if hit is not None:
@@ -164,9 +171,7 @@ class LM(BaseLM):
         import asyncio  # imported here: asyncio costs ~25 ms at import structio
 
         start = time.perf_counter()
-        params = self.request_params(overrides)
-        cache = self._cache_for(overrides)
-        key = cache_key(self.model, messages, params) if cache is not None else ""
+        params, cache, key = self._prepare(messages, overrides)
         if cache is not None:
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None:
