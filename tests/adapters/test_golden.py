@@ -162,11 +162,35 @@ def parse_cases() -> list[Any]:
     return cases
 
 
-# Where DSPy's answer is a bug that structio fixes (tests/golden/README.md, fixes 4 and 6).
+# Where DSPy's answer is a bug that structio fixes (tests/golden/README.md, fixes 4 and 6), or
+# where DSPy raises and structio reads the one honest value (the robust-parsing issue).
 FIXED_PARSES: dict[str, Any] = {
     # Fix 4: an indented header with the value on the same line parses to the value.
     "  [[ ## reasoning ## ]]\nr\n   [[ ## answer ## ]]   7": {"reasoning": "r", "answer": 7},
+    # A label with drifted case has one reading.
+    (
+        "[[ ## category ## ]]\nBilling\n\n[[ ## urgency ## ]]\nhigh\n\n[[ ## needs_human ## ]]\n"
+        "True\n\n[[ ## confidence ## ]]\n0.92\n\n[[ ## priority ## ]]\n2\n\n[[ ## completed ## ]]"
+    ): {
+        "category": "billing",
+        "urgency": "high",
+        "needs_human": True,
+        "confidence": 0.92,
+        "priority": 2,
+    },
 }
+FIXED_PARSES.update(
+    {
+        # Drifted marker spacing and case: one reading.
+        "[[## reasoning ##]]\nr\n[[ ## answer ## ]]\n1": {"reasoning": "r", "answer": 1},
+        "[[ ## Reasoning ## ]]\nr\n[[ ## answer ## ]]\n1": {"reasoning": "r", "answer": 1},
+        # JSONAdapter reads [[ ## field ## ]] sections when the model wrote those instead.
+        "[[ ## reasoning ## ]]\nr\n[[ ## answer ## ]]\n42": {"reasoning": "r", "answer": 42},
+    }
+)
+# DSPy completes truncated JSON ({"answer": 4 may have been 42...): structio never pads a
+# cut-off value, so the field being written is refused as cut off.
+REFUSED_CUT_OFF = {'{"reasoning": "r", "answer": 4': "answer"}
 # Fix 6: a constraint violation is a ParseError naming the constraint.
 CONSTRAINT_VIOLATION = "constraint violation (le=1.0) is NOT enforced by parse"
 
@@ -179,8 +203,14 @@ def test_parse_matches_dspy(
     signature = sigs[sig_name] if None not in sigs else sigs[None]
     parser = ADAPTERS[adapter]
     completion = example["completion"]
-    if completion in FIXED_PARSES:
-        assert parser.parse(signature, completion) == FIXED_PARSES[completion]
+    if completion in REFUSED_CUT_OFF:
+        with pytest.raises(sio.ParseError) as refused:
+            parser.parse(signature, completion)
+        assert list(refused.value.invalid) == [REFUSED_CUT_OFF[completion]]
+        assert "ends inside this value" in str(refused.value)
+    elif completion in FIXED_PARSES:
+        parsed = to_jsonable_python(parser.parse(signature, completion))
+        assert parsed == FIXED_PARSES[completion]
     elif example.get("note") == CONSTRAINT_VIOLATION:
         with pytest.raises(sio.ParseError) as info:
             parser.parse(signature, completion)

@@ -154,7 +154,7 @@ def test_parse_error_for_an_empty_completion() -> None:
 def test_json_parse_error_when_there_is_no_object() -> None:
     with pytest.raises(sio.ParseError) as info:
         json_.parse(Order, "I cannot help with that.")
-    assert "holds no JSON object" in str(info.value)
+    assert "found no outputs" in str(info.value)
     assert info.value.problem is not None
 
 

@@ -123,7 +123,7 @@ def test_fallback_failure_raises_the_json_error_with_the_chat_error_as_cause(
 
 
 def test_fallback_can_be_disabled(server: OpenAIServer, make_lm: MakeLM) -> None:
-    server.default = Reply(content=JSON_ANSWER)
+    server.default = Reply(content="I would say billing, fairly urgent.")
     with pytest.raises(sio.ParseError) as info:
         sio.Predict(Triage, lm=make_lm(), adapter=sio.ChatAdapter(fallback=None))(ticket="x")
     assert info.value.adapter == "ChatAdapter"

@@ -23,6 +23,17 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from structio.adapters._readers import (
+    NO_READING,
+    bool_reading,
+    json_region,
+    label_forms,
+    list_items,
+    number_reading,
+    python_call_reading,
+    strip_fence,
+)
+
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
 
@@ -199,7 +210,29 @@ class TypeInfo:
             if self.optional:
                 return None  # an empty section of an optional field: no value was given
             raise ValueError(f"expected {self.name}, found an empty value")
-        return self.validate(decode_text(stripped))
+        candidate = decode_text(stripped)
+        try:
+            return self.validate(candidate)
+        except ValueError:
+            lenient = self._lenient(stripped)
+            if lenient is NO_READING:
+                raise
+            return self.validate(lenient)
+
+    def _lenient(self, text: str) -> Any:
+        """The one reading of loosely written text for this type, or `NO_READING`."""
+        core = _core_type(self.annotation)
+        if core is bool:
+            return bool_reading(text)
+        if core in (int, float, decimal.Decimal):
+            return number_reading(text)
+        if isinstance(core, type) and issubclass(core, enum.Enum):
+            return _match_label(text, [(m, [m.value, m.name]) for m in core])
+        if typing.get_origin(core) is Literal:
+            return _match_label(text, [(v, [v]) for v in typing.get_args(core)])
+        if typing.get_origin(core) in (list, set, frozenset, tuple):
+            return list_items(text)
+        return NO_READING
 
     def parse_json_value(self, value: Any) -> Any:
         """Turn a value decoded from JSON into a typed value, or raise ValueError."""
@@ -220,10 +253,39 @@ class TypeInfo:
         for member in enum_cls:
             if member.name == text:
                 return member
+        member = _match_label(text, [(m, [m.value, m.name]) for m in enum_cls])
+        if member is not NO_READING:
+            return member
         allowed = "; ".join(str(m.value) for m in enum_cls)
         raise ValueError(
             f"{text!r} is not a value or name of {enum_cls.__name__} (one of: {allowed})"
         )
+
+
+def _core_type(annotation: Any) -> Any:
+    """The type a loose reading targets: ``Annotated`` and ``Optional`` removed."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    args = [a for a in _union_args(annotation) if a is not _NONE_TYPE]
+    if len(args) == 1:
+        return _core_type(args[0])
+    return annotation
+
+
+def _match_label(text: str, choices: list[tuple[Any, list[Any]]]) -> Any:
+    """The one choice a loosely written label names: exact first, then ignoring case."""
+    for form in label_forms(text):
+        exact = [value for value, names in choices if any(str(n) == form for n in names)]
+        if len(exact) == 1:
+            return exact[0]
+        folded = [
+            value
+            for value, names in choices
+            if any(str(n).casefold() == form.casefold() for n in names)
+        ]
+        if len(folded) == 1:
+            return folded[0]
+    return NO_READING
 
 
 def _union_args(annotation: Any) -> tuple[Any, ...]:
@@ -264,22 +326,55 @@ def _reorder_schema(node: Any) -> Any:
     return node
 
 
+_LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
+
+
 def decode_text(text: str) -> Any:
-    """Read JSON-ish text (JSON, a Python literal, or repairable JSON); else return it as is."""
+    """Read JSON-ish text: JSON, a Python literal or constructor call, or repairable JSON.
+
+    Text without brackets that is neither JSON nor a Python literal is returned as it is
+    (pydantic reads ``yes`` or `` 42 `` itself). JSON that is cut off (an unclosed string,
+    list or object) is refused rather than completed: its last value may be incomplete.
+
+    Raises:
+        ValueError: The JSON in the text is cut off.
+    """
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except ValueError:
         pass
     try:
         # Python reprs (None, True, single quotes, tuples) keep their exact meaning this way.
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    except _LITERAL_ERRORS:
         pass
+    call = python_call_reading(text)
+    if call is not NO_READING:
+        return call
+    region = json_region(strip_fence(text))
+    if region is None:
+        return text
+    inner, cut_off = region
+    if cut_off:
+        raise ValueError(f"the value is cut off (an unclosed {inner[0]!r}); it may be incomplete")
+    for decode in (_json_lenient, ast.literal_eval, _json_repaired):
+        try:
+            return decode(inner)
+        except _LITERAL_ERRORS:
+            continue
+    return text
+
+
+def _json_lenient(text: str) -> Any:
+    return json.loads(text, strict=False)
+
+
+def _json_repaired(text: str) -> Any:
     import json_repair
 
     repaired = json_repair.loads(text)
-    if repaired == "" and text:
-        return text
+    if repaired == "" and text.strip():
+        raise ValueError("json-repair found no JSON")
     return repaired
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
+import json
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from structio.adapters._values import TypeInfo, format_value, type_info
+from structio.adapters._completions import Found, clean
+from structio.adapters._values import TypeInfo, format_value, jsonable, type_info
 from structio.exceptions import FormatError, ParseError
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
@@ -178,17 +180,52 @@ class Adapter(abc.ABC):
         )
         return messages
 
-    @abc.abstractmethod
     def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
         """Read the signature's outputs from a completion.
+
+        Reasoning drafts (``<think>...</think>``) and a code fence around everything are set
+        aside, the adapter's `locate` finds each output's text, and the shared value rules
+        turn it into the declared type, leniently only where exactly one reading exists.
 
         Returns:
             A dict of every output field (in signature order) to its typed value.
 
         Raises:
-            ParseError: A required output is missing or a value does not fit its type or
-                constraints. The error lists every such field with the offending text.
+            ParseError: A required output is missing, cut off, or does not fit its type or
+                constraints; the error lists every such field with the offending text.
         """
+        values, _ = self._parse_located(as_signature(signature), completion)
+        return values
+
+    @abc.abstractmethod
+    def locate(self, signature: type[Signature], text: str) -> Found | None:
+        """Find where each output's text is in a (cleaned) completion, or ``None``."""
+
+    def _parse_located(self, sig: type[Signature], completion: str) -> tuple[dict[str, Any], str]:
+        """The typed outputs and which reader found them (``"sections"``, ``"JSON"``...)."""
+        found = self.locate(sig, clean(completion))
+        if found is None:
+            problem = (
+                "found no outputs: no [[ ## field ## ]] sections, JSON object or "
+                "`Field: value` lines naming them"
+            )
+            return self._finish(sig, completion, {}, {}, problem), ""
+        plan = self._plan(sig)
+        values: dict[str, Any] = {}
+        invalid: dict[str, tuple[str, str]] = {}
+        for name, raw in found.texts.items():
+            shown = raw if isinstance(raw, str) else json.dumps(jsonable(raw), ensure_ascii=False)
+            if name in found.cut_off:
+                invalid[name] = (
+                    shown,
+                    "the completion ends inside this value; it may be incomplete",
+                )
+            elif raw is not None:  # JSON null: the output was not given
+                try:
+                    values[name] = plan.output_infos[name].parse_json_value(raw)
+                except ValueError as exc:
+                    invalid[name] = (shown, str(exc))
+        return self._finish(sig, completion, values, invalid), found.how
 
     def format_finetune_data(
         self,
@@ -285,7 +322,10 @@ class Adapter(abc.ABC):
         path: Path = self._own_path
         for completion in response.completions:
             try:
-                outputs.append(self.parse(sig, completion.text))
+                values, how = self._parse_located(sig, completion.text)
+                outputs.append(values)
+                if how == "JSON" and path == "chat":
+                    path = "json_reparse"  # ChatAdapter read a JSON answer: no new request
                 continue
             except ParseError as error:
                 if completion.truncated:
@@ -555,6 +595,20 @@ def _fill_omitted_outputs(
         else:
             missing.append(name)
     return result, missing
+
+
+def bare_value(signature: type[Signature], text: str) -> Found | None:
+    """The whole text as the value of a single non-``str`` output (``42``, ``Yes.``).
+
+    A ``str`` output never takes the whole text this way: a refusal would become its value.
+    """
+    outputs = signature.output_fields
+    if len(outputs) != 1 or not text.strip():
+        return None
+    name, field = next(iter(outputs.items()))
+    if field.annotation is str:
+        return None
+    return Found(texts={name: text}, how="bare value")
 
 
 def _describe(fields: Mapping[str, SignatureField]) -> str:

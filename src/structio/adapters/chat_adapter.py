@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from structio.adapters._completions import Found, find_json, find_labels, find_sections
 from structio.adapters._values import format_value, type_info
 from structio.adapters.base import (
     _STRUCTURE_SENTENCE,
     Adapter,
-    SignatureLike,
     _NeedsJSONRequestError,
-    as_signature,
+    bare_value,
 )
 from structio.adapters.json_adapter import JSONAdapter
 from structio.exceptions import ParseError
@@ -20,7 +19,6 @@ from structio.signatures.signature import Signature
 
 __all__ = ["ChatAdapter"]
 
-_HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
 _COMPLETED = "[[ ## completed ## ]]"
 
 
@@ -40,10 +38,11 @@ class ChatAdapter(Adapter):
         """Create a ChatAdapter.
 
         Args:
-            fallback: What a call does when a completion cannot be read as sections:
-                ``"json"`` (default) first reads the same completion as JSON (no new
-                request) and only if that fails makes one request with `JSONAdapter`;
-                ``None`` raises the `ParseError` at once. Provider errors never fall back.
+            fallback: What a call does when a completion cannot be read: ``"json"``
+                (default) makes one more request, with `JSONAdapter`; ``None`` raises the
+                `ParseError` at once. Reading a JSON answer given instead of sections needs
+                no new request and happens either way (the prediction's path says
+                ``"json_reparse"``). Provider errors never fall back.
         """
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")
@@ -91,30 +90,24 @@ class ChatAdapter(Adapter):
             sections.append(f"[[ ## {name} ## ]]\n{text}")
         return "\n\n".join(sections).strip() + f"\n\n{_COMPLETED}\n"
 
-    def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
-        """Read ``[[ ## name ## ]]`` sections into typed outputs.
+    def locate(self, signature: type[Signature], text: str) -> Found | None:
+        """Find the outputs: sections first, then a JSON object, labels, or a bare value.
 
-        A header must start its line (after indentation); text after it on the same line
-        starts the value. The first section of an output wins; text before the first header,
-        sections of unknown names and everything after ``[[ ## completed ## ]]`` are ignored.
-
-        Raises:
-            ParseError: A required output is missing, or a value does not fit its type or
-                constraints.
+        Sections may be decorated (``**[[ ## answer ## ]]**``, ``### [[ ## Answer ## ]]:``),
+        indented, glued to the previous text or several on one line; a marker mentioned
+        inside a sentence is not a section. Everything after ``[[ ## completed ## ]]`` is
+        ignored. Without any output section, a JSON object with the outputs, ``Field: value``
+        lines naming every required output, or (for a single non-``str`` output) the whole
+        text are read instead.
         """
-        sig = as_signature(signature)
-        plan = self._plan(sig)
-        values: dict[str, Any] = {}
-        invalid: dict[str, tuple[str, str]] = {}
-        for name, text in _split_sections(completion):
-            info = plan.output_infos.get(name)
-            if info is None or name in values or name in invalid:
-                continue
-            try:
-                values[name] = info.parse_text(text)
-            except ValueError as exc:
-                invalid[name] = (text, str(exc))
-        return self._finish(sig, completion, values, invalid)
+        names = list(signature.fields)
+        outputs = signature.output_fields
+        return (
+            find_sections(text, names, outputs)
+            or find_json(text, outputs)
+            or find_labels(text, names, {n: f.required for n, f in outputs.items()})
+            or bare_value(signature, text)
+        )
 
     def _recover(self, sig: type[Signature], text: str, error: ParseError) -> dict[str, Any]:
         if self.fallback is None:
@@ -126,17 +119,3 @@ class ChatAdapter(Adapter):
 
     def _fallback_adapter(self) -> Adapter:
         return JSONAdapter()
-
-
-def _split_sections(completion: str) -> list[tuple[str, str]]:
-    # Text before the first header goes to a section with an empty name, which is no field.
-    sections: list[tuple[str, list[str]]] = [("", [])]
-    for line in completion.split("\n"):
-        stripped = line.strip()
-        match = _HEADER.match(stripped)
-        if match:
-            rest = stripped[match.end() :].strip()
-            sections.append((match.group(1), [rest] if rest else []))
-        else:
-            sections[-1][1].append(line)
-    return [(name, "\n".join(lines).strip()) for name, lines in sections]

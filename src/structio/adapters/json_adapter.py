@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from structio.adapters._completions import Found, find_json, find_labels, find_sections
 from structio.adapters._values import jsonable, type_info
-from structio.adapters.base import _STRUCTURE_SENTENCE, Adapter, SignatureLike, as_signature
+from structio.adapters.base import _STRUCTURE_SENTENCE, Adapter, bare_value
 from structio.signatures.signature import Signature
 
 if TYPE_CHECKING:
@@ -101,102 +101,37 @@ class JSONAdapter(Adapter):
                 data[name] = missing_field_message
         return json.dumps(data, indent=2, ensure_ascii=False)
 
-    def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
-        """Read the outputs from the JSON object in a completion.
+    def locate(self, signature: type[Signature], text: str) -> Found | None:
+        """Find the outputs: a JSON object first, then a bare JSON value, sections, labels.
 
-        Code fences, prose around the object, single quotes, trailing commas and Python
-        literals are tolerated; keys that are not outputs are ignored; ``null`` counts as
-        absent (so an optional output becomes ``None``).
-
-        Raises:
-            ParseError: No JSON object can be read, a required output is missing, or a value
-                does not fit its type or constraints.
+        Fences (also unclosed), prose around the object, comments, single quotes, trailing
+        commas, Python literals and other damage are repaired. Of several objects (an echoed
+        schema or input before the answer) the one that fits the outputs best is read; a
+        wrapper key (``{"output": {...}}``) is opened and key case drift is forgiven. An
+        object cut off mid-value marks that value as cut off instead of completing it.
         """
-        sig = as_signature(signature)
-        plan = self._plan(sig)
-        obj = load_json_object(completion)
-        if obj is None:
-            names = ", ".join(f'"{n}"' for n in sig.output_fields)
-            return self._finish(
-                sig,
-                completion,
-                {},
-                {},
-                problem=f"the completion holds no JSON object (expected {{{names}}})",
-            )
-        values: dict[str, Any] = {}
-        invalid: dict[str, tuple[str, str]] = {}
-        for name, info in plan.output_infos.items():
-            value = obj.get(name)
-            if value is None:
-                continue
-            try:
-                values[name] = info.parse_json_value(value)
-            except ValueError as exc:
-                shown = value if isinstance(value, str) else json.dumps(jsonable(value))
-                invalid[name] = (shown, str(exc))
-        return self._finish(sig, completion, values, invalid)
+        names = list(signature.fields)
+        outputs = signature.output_fields
+        return (
+            find_json(text, outputs)
+            or _bare_json_value(signature, text)
+            or find_sections(text, names, outputs)
+            or find_labels(text, names, {n: f.required for n, f in outputs.items()})
+            or bare_value(signature, text)
+        )
 
 
-def load_json_object(text: str) -> dict[str, Any] | None:
-    """Find the JSON object in a completion, repairing it if needed; ``None`` if there is none."""
-    stripped = text.strip()
-    if not stripped:
+def _bare_json_value(signature: type[Signature], text: str) -> Found | None:
+    """A single-output signature answered with a bare JSON value (``42``, ``"Paris"``)."""
+    if len(signature.output_fields) != 1:
         return None
-    obj = _decode_object(stripped)
-    if obj is not None:
-        return obj
-    inner = _first_balanced_object(stripped)
-    if inner is not None and inner != stripped:
-        return _decode_object(inner)
-    return None
-
-
-def _decode_object(text: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except ValueError:
-        value = None
+        return None
     if isinstance(value, dict):
-        return value
-    if text.startswith("{"):
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return {str(k): v for k, v in value.items()}
-    import json_repair
-
-    value = json_repair.loads(text)
-    return value if isinstance(value, dict) else None
-
-
-def _first_balanced_object(text: str) -> str | None:
-    start = text.find("{")
-    while start != -1:
-        depth = 0
-        quote: str | None = None
-        i = start
-        while i < len(text):
-            ch = text[i]
-            if quote:
-                if ch == "\\":
-                    i += 2
-                    continue
-                if ch == quote:
-                    quote = None
-            elif ch == '"':
-                quote = ch
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[start : i + 1]
-            i += 1
-        start = text.find("{", start + 1)
-    return None
+        return None
+    return Found(texts={next(iter(signature.output_fields)): value}, how="JSON value")
 
 
 def _schema_name(signature: type[Signature]) -> str:

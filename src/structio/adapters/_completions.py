@@ -1,0 +1,273 @@
+"""How a whole completion is read: sections, JSON objects, labels, as real models write them.
+
+Both adapters use these readers, each trying its own format first. They find *where* each
+output's text is; `_values` decides what the text means. A reader returns nothing rather
+than guess: a marker merely mentioned inside a sentence is no section, an unfilled
+template (``{answer}``) is no value, and JSON cut off mid-value is reported as cut off.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from structio.adapters._readers import strip_fence
+
+__all__ = ["Found", "clean", "find_json", "find_labels", "find_sections", "norm"]
+
+
+def norm(name: str) -> str:
+    """A field name as drift-proof text: ``Needs-Human``, ``needs human``, ``needsHuman``."""
+    return re.sub(r"[\s_\-]+", "", name).lower()
+
+
+@dataclass
+class Found:
+    """Where a reader found the outputs.
+
+    Attributes:
+        texts: For each output field, the text of its value (or a decoded JSON value).
+        cut_off: Output fields whose value the completion cuts off (JSON that ends early).
+        how: Which reader found them, for error messages.
+    """
+
+    texts: dict[str, Any] = field(default_factory=dict)
+    cut_off: set[str] = field(default_factory=set)
+    how: str = ""
+
+
+_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+
+
+def clean(completion: str) -> str:
+    """Drop reasoning drafts (``<think>...</think>``) and a code fence around everything."""
+    text = _THINK.sub("", completion)
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:  # an opening tag the chat template swallowed: the draft is what precedes
+        text = text[closes[-1].end() :]
+    opened = _THINK_OPEN.search(text)
+    if opened:  # a draft that never ended holds no answer
+        text = text[: opened.start()]
+    return strip_fence(text.strip()).strip()
+
+
+# -- sections -------------------------------------------------------------------------------
+
+_MARKER = re.compile(r"\[\[\s*#{1,3}\s*([A-Za-z][\w \-]*?)\s*#{1,3}\s*\]\]")
+_DECORATION = re.compile(r"^[\s*_`#>|:~\-]*$")
+_LEAD_DECORATION = re.compile(r"^[\s*_`~]*:?[\s*_`~]*")
+_TAIL_DECORATION = re.compile(r"[\s*_`#~]*$")
+_FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
+_PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:\s+#\s*note:.*)?$", re.DOTALL)
+
+
+def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Found | None:
+    """Read ``[[ ## name ## ]]`` sections, however decorated; ``None`` if no output has one.
+
+    A marker splits the text when it starts its line, ends its line (glued to the previous
+    text), or follows another splitting marker on the same line. One inside a sentence is
+    a mention and stays text. Reading stops at ``[[ ## completed ## ]]`` once an output has
+    been seen (what follows is a model inventing more), and an output takes its first
+    value that is not an unfilled template, preferring markers that start a line.
+    """
+    by_norm = {norm(n): n for n in names}
+    output_set = set(outputs)
+    sections: list[tuple[str | None, bool, list[str]]] = [(None, True, [])]
+    seen_output = False
+    for line in text.split("\n"):
+        splits = _splitting_markers(line)
+        if not splits:
+            sections[-1][2].append(line)
+            continue
+        head = _TAIL_DECORATION.sub("", line[: splits[0][0].start()])
+        if head.strip():
+            sections[-1][2].append(head)
+        stop = False
+        for index, (match, strong) in enumerate(splits):
+            end = splits[index + 1][0].start() if index + 1 < len(splits) else len(line)
+            rest = _LEAD_DECORATION.sub("", line[match.end() : end], count=1)
+            rest = _TAIL_DECORATION.sub("", rest) if index + 1 < len(splits) else rest
+            name = by_norm.get(norm(match.group(1)))
+            if norm(match.group(1)) == "completed" and seen_output:
+                stop = True
+                break
+            seen_output = seen_output or name in output_set
+            sections.append((name, strong, [rest] if rest.strip() else []))
+        if stop:
+            break
+    found = Found(how="sections")
+    for prefer_strong in (True, False):
+        for name, strong, lines in sections:
+            if name not in output_set or name in found.texts or (prefer_strong and not strong):
+                continue
+            value = _section_text(lines)
+            placeholder = _PLACEHOLDER.match(value.strip())
+            if placeholder and norm(placeholder.group(1)) == norm(name):
+                continue  # the structure echoed from the system message, not a value
+            found.texts[name] = value
+    return found if found.texts else None
+
+
+def _splitting_markers(line: str) -> list[tuple[re.Match[str], bool]]:
+    matches = list(_MARKER.finditer(line))
+    splits: list[tuple[re.Match[str], bool]] = []
+    for match in matches:
+        at_start = not splits and bool(_DECORATION.match(line[: match.start()]))
+        at_end = bool(_DECORATION.match(line[match.end() :]))
+        if at_start or at_end:
+            splits.append((match, True))
+        elif splits:
+            splits.append((match, False))  # several on one line, after a real marker
+    return splits
+
+
+def _section_text(lines: list[str]) -> str:
+    fences = [i for i, line in enumerate(lines) if _FENCE_LINE.match(line)]
+    if len(fences) % 2 == 1:
+        # An unpaired fence line belongs to a fence around the whole answer, not the value.
+        drop = fences[-1] if fences[-1] == len(lines) - 1 else fences[0]
+        lines = lines[:drop] + lines[drop + 1 :]
+    return "\n".join(lines).strip()
+
+
+# -- Field: value lines ---------------------------------------------------------------------
+
+_LABEL_LINE = re.compile(r"^[\s*_#>\-]*([A-Za-z][\w \-]{0,40}?)[\s*_`]*:[\s*_`]*(.*)$")
+
+
+def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) -> Found | None:
+    """Read ``Field: value`` lines; only when every required output is labelled that way.
+
+    ``outputs`` maps each output name to whether it is required. A value runs on to the
+    next labelled line.
+    """
+    by_norm = {norm(n): n for n in names}
+    current: str | None = None
+    collected: dict[str, list[str]] = {}
+    for line in text.split("\n"):
+        match = _LABEL_LINE.match(line)
+        name = by_norm.get(norm(match.group(1))) if match else None
+        if match and name is not None:
+            current = name if name not in collected else None
+            if current is not None:
+                collected[current] = [_TAIL_DECORATION.sub("", match.group(2))]
+        elif current is not None:
+            collected[current].append(line)
+    found = Found(how="labels")
+    for name in outputs:
+        if name in collected:
+            found.texts[name] = "\n".join(collected[name]).strip()
+    required = [name for name, needed in outputs.items() if needed]
+    if not found.texts or any(name not in found.texts for name in required):
+        return None
+    return found
+
+
+# -- JSON objects ---------------------------------------------------------------------------
+
+_NOT_WRAPPERS = frozenset({"properties", "$defs", "definitions", "items", "schema"})
+
+
+def find_json(text: str, outputs: Iterable[str]) -> Found | None:
+    """The JSON object in the text that best fits the outputs; ``None`` if none fits.
+
+    Several objects (an echoed schema or input before the answer) are weighed by how many
+    output names they hold; a wrapper such as ``{"output": {...}}`` is opened; keys match
+    the outputs whatever their case or separators. An object the text cuts off marks the
+    output it was writing as cut off.
+    """
+    output_list = list(outputs)
+    by_norm = {norm(n): n for n in output_list}
+    best: tuple[int, Found] | None = None
+    for obj, truncated in _objects(strip_fence(text)):
+        found, score = _fit(obj, by_norm)
+        if truncated and found.texts:
+            found.cut_off.add(next(reversed(_matched_keys(obj, by_norm).values())))
+        if score and (best is None or score >= best[0]):
+            best = (score, found)
+    return best[1] if best else None
+
+
+def _fit(obj: dict[Any, Any], by_norm: Mapping[str, str]) -> tuple[Found, int]:
+    matched = _matched_keys(obj, by_norm)
+    found = Found(texts={by_norm[norm(str(k))]: obj[k] for k in matched}, how="JSON")
+    score = len(found.texts)
+    for key, value in obj.items():
+        if isinstance(value, dict) and str(key) not in _NOT_WRAPPERS:
+            inner, inner_score = _fit(value, by_norm)
+            if inner_score > score:
+                found, score = inner, inner_score
+    return found, score
+
+
+def _matched_keys(obj: Mapping[Any, Any], by_norm: Mapping[str, str]) -> dict[Any, str]:
+    """Keys of ``obj`` that name an output (an exact spelling wins over a drifted one)."""
+    chosen: dict[str, Any] = {}
+    for key in obj:
+        name = by_norm.get(norm(str(key)))
+        if name is not None and (name not in chosen or key == name):
+            chosen[name] = key
+    return {key: name for name, key in chosen.items()}
+
+
+def _objects(text: str) -> list[tuple[dict[Any, Any], bool]]:
+    """Every top-level ``{...}`` in the text, decoded, and whether the text cuts it off."""
+    found: list[tuple[dict[Any, Any], bool]] = []
+    position = 0
+    while True:
+        start = text.find("{", position)
+        if start == -1:
+            return found
+        end = _closing(text, start)
+        chunk = text[start : end + 1] if end != -1 else text[start:]
+        obj = _decode_object(chunk)
+        if obj is not None:
+            found.append((obj, end == -1))
+        if end == -1:
+            return found
+        position = end + 1 if obj is not None else start + 1
+
+
+def _closing(text: str, start: int) -> int:
+    depth = 0
+    quote: str | None = None
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch == '"' or (
+            ch == "'" and not (text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum())
+        ):
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _decode_object(chunk: str) -> dict[Any, Any] | None:
+    try:
+        value = json.loads(chunk, strict=False)
+    except ValueError:
+        try:
+            value = ast.literal_eval(chunk)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            import json_repair
+
+            value = json_repair.loads(chunk)
+    return value if isinstance(value, dict) else None
