@@ -207,7 +207,7 @@ def test_parse_matches_dspy(
         with pytest.raises(sio.ParseError) as refused:
             parser.parse(signature, completion)
         assert list(refused.value.invalid) == [REFUSED_CUT_OFF[completion]]
-        assert "ends inside this value" in str(refused.value)
+        assert "cut off here" in str(refused.value)
     elif completion in FIXED_PARSES:
         parsed = to_jsonable_python(parser.parse(signature, completion))
         assert parsed == FIXED_PARSES[completion]

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from structio.adapters._readers import strip_fence
+from structio.adapters._readers import scan_brackets, strip_fence
 
 __all__ = ["Found", "clean", "find_json", "find_labels", "find_sections", "norm"]
 
@@ -31,7 +31,8 @@ class Found:
 
     Attributes:
         texts: For each output field, the text of its value (or a decoded JSON value).
-        cut_off: Output fields whose value the completion cuts off (JSON that ends early).
+        cut_off: Output fields the completion may have cut off (JSON that ends early): the
+            one being written and any not written yet. None of them gets a value.
         how: Which reader found them, for error messages.
     """
 
@@ -185,10 +186,13 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
     output_list = list(outputs)
     by_norm = {norm(n): n for n in output_list}
     best: tuple[int, Found] | None = None
-    for obj, truncated in _objects(strip_fence(text)):
+    for obj, complete in _objects(strip_fence(text)):
         found, score = _fit(obj, by_norm)
-        if truncated and found.texts:
-            found.cut_off.add(next(reversed(_matched_keys(obj, by_norm).values())))
+        if complete is not None:
+            # Cut off: only members before the last top-level comma are whole. Any other
+            # output may have been about to be written, so none is defaulted or completed.
+            whole = set(_matched_keys(complete, by_norm).values())
+            found.cut_off.update(name for name in output_list if name not in whole)
         if score and (best is None or score >= best[0]):
             best = (score, found)
     return best[1] if best else None
@@ -216,48 +220,33 @@ def _matched_keys(obj: Mapping[Any, Any], by_norm: Mapping[str, str]) -> dict[An
     return {key: name for name, key in chosen.items()}
 
 
-def _objects(text: str) -> list[tuple[dict[Any, Any], bool]]:
-    """Every top-level ``{...}`` in the text, decoded, and whether the text cuts it off."""
-    found: list[tuple[dict[Any, Any], bool]] = []
+def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
+    """Every top-level ``{...}`` in the text, decoded.
+
+    Each comes with ``None`` when it is closed, or, when the text cuts it off, with the
+    members that were complete (those before its last top-level comma).
+    """
+    found: list[tuple[dict[Any, Any], dict[Any, Any] | None]] = []
     position = 0
     while True:
         start = text.find("{", position)
         if start == -1:
             return found
-        end = _closing(text, start)
+        end, last_comma = scan_brackets(text, start)
         chunk = text[start : end + 1] if end != -1 else text[start:]
         obj = _decode_object(chunk)
         if obj is not None:
-            found.append((obj, end == -1))
+            complete = None
+            if end == -1:
+                head = text[start:last_comma] + "}" if last_comma != -1 else "{}"
+                complete = _decode_object(head) or {}
+                # The complete members are read from their own exact text: json-repair's
+                # reading of a cut-off object may differ even in members before the cut.
+                obj = {**obj, **complete}
+            found.append((obj, complete))
         if end == -1:
             return found
         position = end + 1 if obj is not None else start + 1
-
-
-def _closing(text: str, start: int) -> int:
-    depth = 0
-    quote: str | None = None
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch == '"' or (
-            ch == "'" and not (text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum())
-        ):
-            quote = ch
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
 
 
 def _decode_object(chunk: str) -> dict[Any, Any] | None:

@@ -19,6 +19,7 @@ __all__ = [
     "list_items",
     "number_reading",
     "python_call_reading",
+    "scan_brackets",
     "strip_fence",
 ]
 
@@ -32,7 +33,7 @@ class _NoReading:
 
 NO_READING: Final[Any] = _NoReading()
 
-_DECOR = r"[*_`\"'~]*"
+_DECOR = r"[*_`\"']*"  # markdown and quotes; not "~", which hedges ("~40")
 # A short label before the value: "Answer:", "Final answer:", "Urgency level -".
 _LABEL = r"(?:[A-Za-z][A-Za-z _-]{0,29}\s*[:=]\s*|(?:the\s+)?(?:final\s+)?answer\s+is\s+)?"
 _NUMBER = r"[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+\u2212]?\.\d+"
@@ -183,20 +184,28 @@ def strip_fence(text: str) -> str:
     return inner[: closed.start()] if closed else inner
 
 
-_CLOSERS = {"{": "}", "[": "]"}
-
-
 def json_region(text: str) -> tuple[str, bool] | None:
     """The first ``{...}`` or ``[...]`` in the text, and whether it is cut off (unclosed).
 
-    Strings (double-quoted, or single-quoted Python reprs) are skipped, so brackets inside
-    them do not count. Returns ``None`` when the text has no bracket at all.
+    Returns ``None`` when the text has no bracket at all.
     """
     starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
     if not starts:
         return None
     start = min(starts)
-    stack: list[str] = []
+    end, _ = scan_brackets(text, start)
+    return (text[start : end + 1], False) if end != -1 else (text[start:], True)
+
+
+def scan_brackets(text: str, start: int) -> tuple[int, int]:
+    """Where the bracket at ``start`` closes (-1 if never), and its last top-level comma.
+
+    Strings are skipped (double-quoted, or single-quoted as in Python reprs), so brackets
+    and commas inside them do not count; an apostrophe between letters (``it's``) opens no
+    string.
+    """
+    depth = 0
+    last_comma = -1
     quote: str | None = None
     i = start
     while i < len(text):
@@ -207,15 +216,19 @@ def json_region(text: str) -> tuple[str, bool] | None:
                 continue
             if ch == quote:
                 quote = None
-        elif ch in "\"'":
-            # An apostrophe inside a word ("it's") opens no string in a Python repr.
-            if ch == '"' or not (text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum()):
-                quote = ch
-        elif ch in _CLOSERS:
-            stack.append(_CLOSERS[ch])
-        elif ch in "}]" and stack and stack[-1] == ch:
-            stack.pop()
-            if not stack:
-                return text[start : i + 1], False
+        elif ch == '"' or (ch == "'" and not _between_letters(text, i)):
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i, last_comma
+        elif ch == "," and depth == 1:
+            last_comma = i
         i += 1
-    return text[start:], True
+    return -1, last_comma
+
+
+def _between_letters(text: str, i: int) -> bool:
+    return text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum()

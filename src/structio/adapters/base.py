@@ -213,18 +213,18 @@ class Adapter(abc.ABC):
         plan = self._plan(sig)
         values: dict[str, Any] = {}
         invalid: dict[str, tuple[str, str]] = {}
+        for name in found.cut_off:
+            invalid[name] = (
+                _shown(found.texts.get(name, "")),
+                "the completion is cut off here; the value may be incomplete",
+            )
         for name, raw in found.texts.items():
-            shown = raw if isinstance(raw, str) else json.dumps(jsonable(raw), ensure_ascii=False)
-            if name in found.cut_off:
-                invalid[name] = (
-                    shown,
-                    "the completion ends inside this value; it may be incomplete",
-                )
-            elif raw is not None:  # JSON null: the output was not given
-                try:
-                    values[name] = plan.output_infos[name].parse_json_value(raw)
-                except ValueError as exc:
-                    invalid[name] = (shown, str(exc))
+            if name in found.cut_off or raw is None:  # JSON null: the output was not given
+                continue
+            try:
+                values[name] = plan.output_infos[name].parse_json_value(raw)
+            except ValueError as exc:
+                invalid[name] = (_shown(raw), str(exc))
         return self._finish(sig, completion, values, invalid), found.how
 
     def format_finetune_data(
@@ -595,6 +595,11 @@ def _fill_omitted_outputs(
         else:
             missing.append(name)
     return result, missing
+
+
+def _shown(raw: Any) -> str:
+    """A found value as the text an error quotes."""
+    return raw if isinstance(raw, str) else json.dumps(jsonable(raw), ensure_ascii=False)
 
 
 def bare_value(signature: type[Signature], text: str) -> Found | None:
