@@ -134,3 +134,22 @@ def test_readme_draws_the_same_error_tree_as_the_code() -> None:
     code = tree(structio.exceptions.__doc__ or "")
     assert readme == code
     assert len(code) == 15
+
+
+def test_parse_benchmark_runs_without_dspy() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "parse_corpus.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    rows = [
+        line.split() for line in result.stdout.splitlines() if line.startswith(("chat ", "json "))
+    ]
+    structio_rows = [row for row in rows if row[1] == "structio"]
+    assert len(structio_rows) == 2
+    for row in structio_rows:
+        recovered, rejected, wrong, refused, hallucinated = map(int, row[3:8])
+        assert (rejected, wrong, hallucinated) == (0, 0, 0)
+        assert recovered + refused == int(row[2])

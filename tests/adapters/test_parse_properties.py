@@ -18,7 +18,9 @@ COMPLETIONS = [case.completion for cases in CASES.values() for case in cases]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def parse_or_refuse(adapter: sio.Adapter, signature: type[sio.Signature], text: str) -> dict[str, Any] | None:
+def parse_or_refuse(
+    adapter: sio.Adapter, signature: type[sio.Signature], text: str
+) -> dict[str, Any] | None:
     """The parsed values, or None for a ParseError; any other exception fails the test."""
     try:
         return adapter.parse(signature, text)
@@ -45,7 +47,9 @@ def mangled(draw: st.DrawFn) -> str:
 
 
 @SETTINGS
-@given(st.sampled_from(sorted(ADAPTERS)), st.sampled_from(sorted(SIGNATURES)), mangled() | st.text())
+@given(
+    st.sampled_from(sorted(ADAPTERS)), st.sampled_from(sorted(SIGNATURES)), mangled() | st.text()
+)
 def test_any_text_gives_typed_values_or_a_parse_error(adapter: str, sig: str, text: str) -> None:
     signature = SIGNATURES[sig]
     parsed = parse_or_refuse(ADAPTERS[adapter], signature, text)
@@ -55,7 +59,9 @@ def test_any_text_gives_typed_values_or_a_parse_error(adapter: str, sig: str, te
 
 @SETTINGS
 @given(outputs(section_text(), st.none() | section_text()), st.data())
-def test_a_cut_off_json_answer_is_never_completed(values: dict[str, Any], data: st.DataObject) -> None:
+def test_a_cut_off_json_answer_is_never_completed(
+    values: dict[str, Any], data: st.DataObject
+) -> None:
     adapter = ADAPTERS["json"]
     text = adapter.format_assistant_message_content(Everything, values)
     cut = data.draw(st.integers(0, len(text) - 1), label="cut")

@@ -278,7 +278,9 @@ CHAT_CASES = [
     Case("chat-bare-int-sentence", "qa", "The answer is 42.", {"answer": 42}),
     Case("chat-bare-bool", "flag", "Yes.", {"flag": True}),
     Case("chat-bare-color", "color", "**Blue**", {"color": "blue"}),
-    Case("chat-bare-list", "tags", "- urgent\n- refund\n- vip", {"tags": ["urgent", "refund", "vip"]}),
+    Case(
+        "chat-bare-list", "tags", "- urgent\n- refund\n- vip", {"tags": ["urgent", "refund", "vip"]}
+    ),
     # -- typed values ------------------------------------------------------------------------
     Case("chat-int-with-label", "qa", "[[ ## answer ## ]]\nAnswer: 42", {"answer": 42}),
     Case("chat-int-bold", "qa", "[[ ## answer ## ]]\n**7**", {"answer": 7}),
@@ -290,7 +292,12 @@ CHAT_CASES = [
     Case("chat-price-currency-after", "price", "[[ ## price ## ]]\n19.99 USD", {"price": 19.99}),
     Case("chat-price-euro", "price", "[[ ## price ## ]]\n€ 12", {"price": 12.0}),
     Case("chat-negative-number", "qa", "[[ ## answer ## ]]\n-3", {"answer": -3}),
-    Case("chat-bool-yes-reason", "flag", "[[ ## flag ## ]]\nYes, the customer asked twice.", {"flag": True}),
+    Case(
+        "chat-bool-yes-reason",
+        "flag",
+        "[[ ## flag ## ]]\nYes, the customer asked twice.",
+        {"flag": True},
+    ),
     Case("chat-bool-no-period", "flag", "[[ ## flag ## ]]\nNo.", {"flag": False}),
     Case("chat-bool-upper", "flag", "[[ ## flag ## ]]\nTRUE", {"flag": True}),
     Case("chat-bool-bold", "flag", "[[ ## flag ## ]]\n**false**", {"flag": False}),
@@ -324,17 +331,42 @@ CHAT_CASES = [
     Case("chat-enum-name", "color", "[[ ## color ## ]]\nGREEN", {"color": "green"}),
     Case("chat-enum-dotted", "color", "[[ ## color ## ]]\nColor.BLUE", {"color": "blue"}),
     Case("chat-enum-backticks", "color", "[[ ## color ## ]]\n`red`", {"color": "red"}),
-    Case("chat-list-bullets", "tags", "[[ ## tags ## ]]\n- urgent\n- refund", {"tags": ["urgent", "refund"]}),
-    Case("chat-list-stars", "tags", "[[ ## tags ## ]]\n* urgent\n* refund", {"tags": ["urgent", "refund"]}),
+    Case(
+        "chat-list-bullets",
+        "tags",
+        "[[ ## tags ## ]]\n- urgent\n- refund",
+        {"tags": ["urgent", "refund"]},
+    ),
+    Case(
+        "chat-list-stars",
+        "tags",
+        "[[ ## tags ## ]]\n* urgent\n* refund",
+        {"tags": ["urgent", "refund"]},
+    ),
     Case(
         "chat-list-numbered",
         "extract",
         "[[ ## names ## ]]\n1. Ann\n2. Bo\n3. Cy\n\n[[ ## count ## ]]\n3",
         {"names": ["Ann", "Bo", "Cy"], "count": 3},
     ),
-    Case("chat-list-commas", "tags", "[[ ## tags ## ]]\nurgent, refund, vip", {"tags": ["urgent", "refund", "vip"]}),
-    Case("chat-list-python", "tags", "[[ ## tags ## ]]\n['urgent', 'refund']", {"tags": ["urgent", "refund"]}),
-    Case("chat-list-json", "tags", '[[ ## tags ## ]]\n["urgent", "refund"]', {"tags": ["urgent", "refund"]}),
+    Case(
+        "chat-list-commas",
+        "tags",
+        "[[ ## tags ## ]]\nurgent, refund, vip",
+        {"tags": ["urgent", "refund", "vip"]},
+    ),
+    Case(
+        "chat-list-python",
+        "tags",
+        "[[ ## tags ## ]]\n['urgent', 'refund']",
+        {"tags": ["urgent", "refund"]},
+    ),
+    Case(
+        "chat-list-json",
+        "tags",
+        '[[ ## tags ## ]]\n["urgent", "refund"]',
+        {"tags": ["urgent", "refund"]},
+    ),
     Case(
         "chat-list-fenced-json",
         "tags",
@@ -385,10 +417,14 @@ CHAT_CASES = [
     ),
     # -- must fail ---------------------------------------------------------------------------
     Case("chat-fail-ambiguous-or", "qa", "[[ ## answer ## ]]\n12 or 13", error=["answer"]),
-    Case("chat-fail-ambiguous-range", "qa", "[[ ## answer ## ]]\nbetween 40 and 50", error=["answer"]),
+    Case(
+        "chat-fail-ambiguous-range", "qa", "[[ ## answer ## ]]\nbetween 40 and 50", error=["answer"]
+    ),
     Case("chat-fail-words-number", "qa", "[[ ## answer ## ]]\nforty-two", error=["answer"]),
     Case("chat-fail-yes-slash-no", "flag", "[[ ## flag ## ]]\nyes/no", error=["flag"]),
-    Case("chat-fail-yes-or-no", "flag", "[[ ## flag ## ]]\nYes or no, hard to say.", error=["flag"]),
+    Case(
+        "chat-fail-yes-or-no", "flag", "[[ ## flag ## ]]\nYes or no, hard to say.", error=["flag"]
+    ),
     Case("chat-fail-maybe", "flag", "[[ ## flag ## ]]\nMaybe", error=["flag"]),
     Case(
         "chat-fail-two-labels",
@@ -402,8 +438,18 @@ CHAT_CASES = [
         "[[ ## category ## ]]\nnot billing\n[[ ## urgency ## ]]\n4\n[[ ## needs_human ## ]]\nTrue",
         error=["category"],
     ),
-    Case("chat-fail-refusal", "qa", "I'm sorry, but I can't help with that request.", error=["answer"]),
-    Case("chat-fail-refusal-two-outputs", "reason", "I cannot answer this question.", error=["reasoning", "answer"]),
+    Case(
+        "chat-fail-refusal",
+        "qa",
+        "I'm sorry, but I can't help with that request.",
+        error=["answer"],
+    ),
+    Case(
+        "chat-fail-refusal-two-outputs",
+        "reason",
+        "I cannot answer this question.",
+        error=["reasoning", "answer"],
+    ),
     Case(
         "chat-fail-refusal-in-section",
         "qa",
@@ -420,7 +466,9 @@ CHAT_CASES = [
     ),
     Case("chat-fail-empty", "qa", "", error=["answer"]),
     Case("chat-fail-whitespace", "reason", "   \n\n  ", error=["reasoning", "answer"]),
-    Case("chat-fail-missing-field", "reason", "[[ ## reasoning ## ]]\nSimple sum.", error=["answer"]),
+    Case(
+        "chat-fail-missing-field", "reason", "[[ ## reasoning ## ]]\nSimple sum.", error=["answer"]
+    ),
     Case(
         "chat-fail-missing-required-triage",
         "triage",
@@ -434,8 +482,15 @@ CHAT_CASES = [
         '[[ ## person ## ]]\n{"name": "Ann", "age": 3',
         error=["person"],
     ),
-    Case("chat-fail-unfinished-think", "qa", "<think>\nThe answer is probably 4, let me check", error=["answer"]),
-    Case("chat-fail-bare-str-output", "summary", "I'd rather not summarize this.", error=["summary"]),
+    Case(
+        "chat-fail-unfinished-think",
+        "qa",
+        "<think>\nThe answer is probably 4, let me check",
+        error=["answer"],
+    ),
+    Case(
+        "chat-fail-bare-str-output", "summary", "I'd rather not summarize this.", error=["summary"]
+    ),
     Case("chat-fail-two-numbers-price", "price", "[[ ## price ## ]]\n$10 or $12", error=["price"]),
     Case("chat-fail-approximate", "qa", "[[ ## answer ## ]]\n~40", error=["answer"]),
     Case("chat-fail-unknown-color", "color", "[[ ## color ## ]]\npurple", error=["color"]),

@@ -29,9 +29,24 @@ JSON_CASES = [
         {"maybe": None, "note": None},
     ),
     # -- fences and prose -----------------------------------------------------------------------
-    Case("json-fenced", "reason", '```json\n{"reasoning": "Simple sum.", "answer": 4}\n```', REASON_OK),
-    Case("json-fence-unclosed", "reason", '```json\n{"reasoning": "Simple sum.", "answer": 4}\n', REASON_OK),
-    Case("json-fence-no-language", "reason", '```\n{"reasoning": "Simple sum.", "answer": 4}\n```', REASON_OK),
+    Case(
+        "json-fenced",
+        "reason",
+        '```json\n{"reasoning": "Simple sum.", "answer": 4}\n```',
+        REASON_OK,
+    ),
+    Case(
+        "json-fence-unclosed",
+        "reason",
+        '```json\n{"reasoning": "Simple sum.", "answer": 4}\n',
+        REASON_OK,
+    ),
+    Case(
+        "json-fence-no-language",
+        "reason",
+        '```\n{"reasoning": "Simple sum.", "answer": 4}\n```',
+        REASON_OK,
+    ),
     Case(
         "json-prose-around",
         "reason",
@@ -99,7 +114,9 @@ JSON_CASES = [
         {"summary": "Line one\nLine two"},
     ),
     Case("json-stray-bracket", "reason", '{"reasoning": "Simple sum.", "answer": 4}}', REASON_OK),
-    Case("json-stray-bracket-end", "reason", '{"reasoning": "Simple sum.", "answer": 4}]', REASON_OK),
+    Case(
+        "json-stray-bracket-end", "reason", '{"reasoning": "Simple sum.", "answer": 4}]', REASON_OK
+    ),
     # -- which object ------------------------------------------------------------------------
     Case(
         "json-schema-echo-first",
@@ -198,7 +215,9 @@ JSON_CASES = [
     Case("json-int-float", "qa", '{"answer": 42.0}', {"answer": 42}),
     Case("json-price-currency", "price", '{"price": "$1,234.50"}', {"price": 1234.5}),
     Case("json-bool-word", "flag", '{"flag": "Yes"}', {"flag": True}),
-    Case("json-bool-reason", "flag", '{"flag": "No - the order already shipped."}', {"flag": False}),
+    Case(
+        "json-bool-reason", "flag", '{"flag": "No - the order already shipped."}', {"flag": False}
+    ),
     Case(
         "json-literal-case",
         "triage",
@@ -207,7 +226,12 @@ JSON_CASES = [
     ),
     Case("json-numeric-literal-string", "level", '{"level": "2"}', {"level": 2}),
     Case("json-enum-name", "color", '{"color": "RED"}', {"color": "red"}),
-    Case("json-list-comma-string", "tags", '{"tags": "urgent, refund"}', {"tags": ["urgent", "refund"]}),
+    Case(
+        "json-list-comma-string",
+        "tags",
+        '{"tags": "urgent, refund"}',
+        {"tags": ["urgent", "refund"]},
+    ),
     Case(
         "json-dict-value",
         "counts",
@@ -233,7 +257,12 @@ JSON_CASES = [
         {"score": 0.8, "label": "pos"},
     ),
     # -- must fail ---------------------------------------------------------------------------
-    Case("json-fail-truncated-string", "summary", '{"summary": "The meeting was moved to Fri', error=["summary"]),
+    Case(
+        "json-fail-truncated-string",
+        "summary",
+        '{"summary": "The meeting was moved to Fri',
+        error=["summary"],
+    ),
     Case(
         "json-fail-truncated-list",
         "extract",
@@ -260,14 +289,34 @@ JSON_CASES = [
         '{"category": "billing, bug", "urgency": 4, "needs_human": true}',
         error=["category"],
     ),
-    Case("json-fail-refusal", "reason", "I'm sorry, I can't provide that information.", error=["reasoning", "answer"]),
-    Case("json-fail-refusal-single-str", "summary", "Sorry, I cannot summarize confidential text.", error=["summary"]),
+    Case(
+        "json-fail-refusal",
+        "reason",
+        "I'm sorry, I can't provide that information.",
+        error=["reasoning", "answer"],
+    ),
+    Case(
+        "json-fail-refusal-single-str",
+        "summary",
+        "Sorry, I cannot summarize confidential text.",
+        error=["summary"],
+    ),
     Case("json-fail-placeholder", "qa", '{"answer": "<int>"}', error=["answer"]),
     Case("json-fail-empty", "reason", "", error=["reasoning", "answer"]),
     Case("json-fail-empty-object", "reason", "{}", error=["reasoning", "answer"]),
     Case("json-fail-missing-key", "reason", '{"reasoning": "Simple sum."}', error=["answer"]),
     Case("json-fail-null-required", "qa", '{"answer": null}', error=["answer"]),
-    Case("json-fail-wrong-type", "person", '{"person": {"name": "Ann", "age": "old"}}', error=["person"]),
+    Case(
+        "json-fail-wrong-type",
+        "person",
+        '{"person": {"name": "Ann", "age": "old"}}',
+        error=["person"],
+    ),
     Case("json-fail-plain-number-two-outputs", "reason", "42", error=["reasoning", "answer"]),
-    Case("json-fail-schema-only", "qa", '{"type": "object", "properties": {"answer": {"type": "integer"}}}', error=["answer"]),
+    Case(
+        "json-fail-schema-only",
+        "qa",
+        '{"type": "object", "properties": {"answer": {"type": "integer"}}}',
+        error=["answer"],
+    ),
 ]
