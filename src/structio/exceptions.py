@@ -10,7 +10,10 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     ├── UsageError                  the calling code is wrong; fix the code, do not retry
     │   ├── SignatureError          (TypeError)   a signature declaration is invalid
     │   ├── FormatError             (ValueError)  inputs, demos or outputs do not fit the signature
+    │   ├── TemplateError           (ValueError)  a prompt template is invalid or renders badly
+    │   ├── TruncationError         (ValueError)  the parts that cannot be dropped exceed the limit
     │   └── ConfigurationError      (RuntimeError) no LM configured, or a setting is invalid
+    │       └── TokenizerError                an encoding is unknown or not available offline
     ├── ParseError                  (ValueError)  a completion cannot be read as the outputs
     ├── BatchError                                some items of a batch failed (all results kept)
     └── LMError                                   the model provider failed the request
@@ -43,6 +46,9 @@ __all__ = [
     "ServerError",
     "SignatureError",
     "StructioError",
+    "TemplateError",
+    "TokenizerError",
+    "TruncationError",
     "UsageError",
 ]
 
@@ -78,6 +84,38 @@ class ConfigurationError(UsageError, RuntimeError):
 
     For example a `Predict` called with no LM passed and none configured with
     `structio.configure(lm=...)`, or an invalid setting such as a negative concurrency.
+    """
+
+
+class TokenizerError(ConfigurationError):
+    """Raised when a tokenizer cannot be had: an unknown encoding, or one not available offline.
+
+    The message says how to provide one (``TIKTOKEN_CACHE_DIR``, or ``encode_func=``).
+    """
+
+
+class TruncationError(UsageError, ValueError):
+    """Raised when a prompt cannot fit its token limit by dropping truncatable parts.
+
+    The parts that are never dropped (priority 0: system, final request...) are longer than
+    the limit by themselves; the message says by how many tokens.
+
+    Attributes:
+        token_limit: The limit asked for.
+        fixed_tokens: The tokens of the parts that cannot be dropped.
+    """
+
+    def __init__(self, message: str, *, token_limit: int, fixed_tokens: int) -> None:
+        super().__init__(message)
+        self.token_limit = token_limit
+        self.fixed_tokens = fixed_tokens
+
+
+class TemplateError(UsageError, ValueError):
+    """Raised when a prompt template cannot be loaded or rendered into parts.
+
+    Invalid YAML after rendering, a part without ``content``, an unknown role, a template
+    syntax error or a missing include: the message names the template, the part and the line.
     """
 
 

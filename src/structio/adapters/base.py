@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from structio.adapters._completions import Found, clean
 from structio.adapters._values import TypeInfo, format_value, jsonable, type_info
 from structio.exceptions import FormatError, ParseError
+from structio.prompt import Part, Prompt
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
 from structio.signatures.signature import Signature, SignatureMeta, _make_signature
+from structio.tokens import DEFAULT_ENCODING, EncodeFunc
 
 if TYPE_CHECKING:
     from structio.lm.base import BaseLM
@@ -148,7 +150,7 @@ class Adapter(abc.ABC):
         demos: Iterable[Mapping[str, Any]] = (),
         inputs: Mapping[str, Any] | None = None,
     ) -> list[Message]:
-        """Build the chat messages for one call.
+        """Build the chat messages for one call: ``render(...).messages``.
 
         Messages: the system message, the demos as user/assistant pairs (incomplete demos
         first), the turns of any `History` input, and the final user message.
@@ -164,21 +166,46 @@ class Adapter(abc.ABC):
             FormatError: A required input is missing, or an input name is not an input of
                 the signature.
         """
+        return self.render(signature, demos, inputs).messages
+
+    def render(
+        self,
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]] = (),
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        encoding: str = DEFAULT_ENCODING,
+        encode_func: EncodeFunc | None = None,
+    ) -> Prompt:
+        """Build the prompt for one call as named parts, ready to count and truncate.
+
+        Parts: ``system``; ``demo_<i>_user`` / ``demo_<i>_assistant``; for a `History` input,
+        ``history_<i>_user`` / ``history_<i>_assistant`` with truncation priority 1 (dropped
+        oldest first when the prompt must fit a budget); and ``user``, the request. Only the
+        history is truncatable.
+
+        Args:
+            signature: A signature class or a string spec.
+            demos: Few-shot examples (see `format`).
+            inputs: The values of the signature's inputs.
+            encoding: The tiktoken encoding for counting tokens.
+            encode_func: A tokenizer of your own, ``str -> list[int]``.
+
+        Raises:
+            FormatError: A required input is missing, or an input name is not an input of
+                the signature.
+        """
         sig = as_signature(signature)
         plan = self._plan(sig)
         values = self._check_inputs(sig, plan, inputs)
-        messages: list[Message] = [{"role": "system", "content": plan.system}]
-        messages.extend(self.format_demos(sig, demos))
+        parts = [Part("system", "system", plan.system)]
+        parts.extend(self.demo_parts(sig, demos))
         for name in plan.history:
             if name in values:
-                messages.extend(self.format_history(sig, values[name]))
-        messages.append(
-            {
-                "role": "user",
-                "content": self.format_user_message_content(sig, values, main_request=True),
-            }
-        )
-        return messages
+                parts.extend(self.history_parts(sig, values[name]))
+        request = self.format_user_message_content(sig, values, main_request=True)
+        parts.append(Part("user", "user", request))
+        return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
         """Read the signature's outputs from a completion.
@@ -431,7 +458,13 @@ class Adapter(abc.ABC):
     def format_demos(
         self, signature: type[Signature], demos: Iterable[Mapping[str, Any]]
     ) -> list[Message]:
-        """Demos as user/assistant pairs: incomplete demos first, then complete ones.
+        """Demos as user/assistant messages (see `demo_parts`)."""
+        return [{"role": p.role, "content": p.content} for p in self.demo_parts(signature, demos)]
+
+    def demo_parts(
+        self, signature: type[Signature], demos: Iterable[Mapping[str, Any]]
+    ) -> list[Part]:
+        """Demos as user/assistant parts: incomplete demos first, then complete ones.
 
         A demo is complete when every field but a `History` input is present and not
         ``None``; incomplete when it has at least one input and one output; otherwise it is
@@ -452,40 +485,40 @@ class Adapter(abc.ABC):
                 name in demo for name, _, _ in plan.outputs
             ):
                 incomplete.append(demo)
-        messages: list[Message] = []
-        for demo in incomplete:
-            user = self.format_user_message_content(signature, demo, prefix=INCOMPLETE_DEMO_PREFIX)
-            assistant = self.format_assistant_message_content(signature, demo, NOT_SUPPLIED)
-            messages += [
-                {"role": "user", "content": user},
-                {"role": "assistant", "content": assistant},
-            ]
-        for demo in complete:
-            user = self.format_user_message_content(signature, demo)
-            assistant = self.format_assistant_message_content(signature, demo)
-            messages += [
-                {"role": "user", "content": user},
-                {"role": "assistant", "content": assistant},
-            ]
-        return messages
+        parts: list[Part] = []
+        shown: list[tuple[Mapping[str, Any], str, str | None]]
+        shown = [(demo, INCOMPLETE_DEMO_PREFIX, NOT_SUPPLIED) for demo in incomplete]
+        shown += [(demo, "", None) for demo in complete]
+        for number, (demo, prefix, missing) in enumerate(shown, 1):
+            user = self.format_user_message_content(signature, demo, prefix=prefix)
+            assistant = self.format_assistant_message_content(signature, demo, missing)
+            parts.append(Part(f"demo_{number}_user", "user", user))
+            parts.append(Part(f"demo_{number}_assistant", "assistant", assistant))
+        return parts
 
     def format_history(self, signature: type[Signature], history: History) -> list[Message]:
-        """The turns of a conversation history, oldest first.
+        """The turns of a conversation history as messages (see `history_parts`)."""
+        return [
+            {"role": p.role, "content": p.content} for p in self.history_parts(signature, history)
+        ]
 
-        A turn's inputs become a user message (with the reminder) and its outputs an
-        assistant message; a turn without outputs gives only the user message, one without
-        inputs only the assistant message. Nothing is padded with ``None``.
+    def history_parts(self, signature: type[Signature], history: History) -> list[Part]:
+        """The turns of a conversation history, oldest first, as truncatable parts.
+
+        A turn's inputs become a user part (with the reminder) and its outputs an assistant
+        part; a turn without outputs gives only the user part, one without inputs only the
+        assistant part. Nothing is padded with ``None``. Every part has truncation priority 1.
         """
         plan = self._plan(signature)
-        messages: list[Message] = []
-        for turn in history.messages:
+        parts: list[Part] = []
+        for number, turn in enumerate(history.messages, 1):
             if any(name in turn for name, _, _ in plan.inputs):
                 content = self.format_user_message_content(signature, turn, main_request=True)
-                messages.append({"role": "user", "content": content})
+                parts.append(Part(f"history_{number}_user", "user", content, 1))
             if any(name in turn for name, _, _ in plan.outputs):
                 content = self.format_assistant_message_content(signature, turn)
-                messages.append({"role": "assistant", "content": content})
-        return messages
+                parts.append(Part(f"history_{number}_assistant", "assistant", content, 1))
+        return parts
 
     # -- shared machinery -------------------------------------------------------------------
 

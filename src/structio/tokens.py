@@ -1,0 +1,155 @@
+"""Tokenizers that work offline, with token counts cached per text.
+
+``o200k_base`` (the default) and ``cl100k_base`` load from the files litellm ships inside its
+package, so counting tokens needs no network. Any other tiktoken encoding works when tiktoken
+has its file (``TIKTOKEN_CACHE_DIR``); any callable ``str -> list[int]`` works too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from structio.exceptions import TokenizerError
+
+__all__ = ["DEFAULT_ENCODING", "EncodeFunc", "Tokenizer", "get_tokenizer"]
+
+DEFAULT_ENCODING = "o200k_base"
+EncodeFunc = Callable[[str], list[int]]
+
+# tiktoken names its cached files after the SHA-1 of the download URL; litellm ships these.
+_LITELLM_FILES = {
+    "o200k_base": "fb374d419588a4632f3f557e76b4b70aebbca790",
+    "cl100k_base": "9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+}
+_LOAD_LOCK = threading.Lock()
+_TOKENIZERS: dict[str, Tokenizer] = {}
+
+
+class Tokenizer:
+    """Encodes text into tokens, remembering the tokens of texts it has seen.
+
+    A long chat re-renders the same messages turn after turn; with the cache each message
+    is encoded once.
+
+    Args:
+        encode: The function that turns text into token ids.
+        name: A name for messages and repr (the encoding's, or the function's).
+        cache_size: How many distinct texts to remember.
+    """
+
+    def __init__(self, encode: EncodeFunc, name: str, *, cache_size: int = 16384) -> None:
+        self._encode = encode
+        self.name = name
+        self._cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.name!r})"
+
+    def encode(self, text: str) -> tuple[int, ...]:
+        """The tokens of ``text`` (from the cache when it was seen before)."""
+        with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+        tokens = tuple(self._encode(text))
+        with self._lock:
+            self._cache[text] = tokens
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return tokens
+
+    def count(self, text: str) -> int:
+        """How many tokens ``text`` has."""
+        return len(self.encode(text))
+
+
+def get_tokenizer(
+    encoding: str = DEFAULT_ENCODING, encode_func: EncodeFunc | None = None
+) -> Tokenizer:
+    """The tokenizer for a tiktoken encoding name, or one wrapping ``encode_func``.
+
+    Tokenizers for encoding names are shared, so their caches serve every prompt.
+
+    Raises:
+        TokenizerError: The encoding is unknown or its file is not available offline.
+    """
+    if encode_func is not None:
+        if not callable(encode_func):
+            raise TokenizerError(
+                f"encode_func must be callable (str -> list[int]), not {encode_func!r}"
+            )
+        name = getattr(encode_func, "__qualname__", None) or repr(encode_func)
+        return Tokenizer(encode_func, name)
+    tokenizer = _TOKENIZERS.get(encoding)
+    if tokenizer is None:
+        with _LOAD_LOCK:
+            tokenizer = _TOKENIZERS.get(encoding)
+            if tokenizer is None:
+                tokenizer = _TOKENIZERS[encoding] = _load(encoding)
+    return tokenizer
+
+
+def _load(encoding: str) -> Tokenizer:
+    import tiktoken
+
+    try:
+        with _cache_dir_for(encoding):
+            loaded: Any = tiktoken.get_encoding(encoding)
+    except ValueError as exc:  # tiktoken: "Unknown encoding ..."
+        raise TokenizerError(
+            f"unknown tiktoken encoding {encoding!r} ({exc}); use 'o200k_base' (GPT-4o and later), "
+            "'cl100k_base' (GPT-4, GPT-3.5), or pass encode_func=your_tokenizer.encode"
+        ) from None
+    except Exception as exc:
+        raise TokenizerError(
+            f"the tiktoken encoding {encoding!r} is not available offline and could not be "
+            f"downloaded ({type(exc).__name__}: {exc}). Put its file in a folder named by "
+            "TIKTOKEN_CACHE_DIR, use 'o200k_base' or 'cl100k_base' (shipped with litellm), or "
+            "pass encode_func=your_tokenizer.encode"
+        ) from exc
+
+    def encode(text: str) -> list[int]:
+        tokens: list[int] = loaded.encode(text, disallowed_special=())
+        return tokens
+
+    return Tokenizer(encode, encoding)
+
+
+class _cache_dir_for:  # noqa: N801 - used as a context manager, like contextlib's helpers
+    """Point tiktoken at litellm's bundled files for this load, when they hold the encoding."""
+
+    def __init__(self, encoding: str) -> None:
+        self.directory = _litellm_tokenizer_dir() if encoding in _LITELLM_FILES else None
+        if self.directory is not None and not (self.directory / _LITELLM_FILES[encoding]).is_file():
+            self.directory = None
+        self.previous: str | None = None
+
+    def __enter__(self) -> None:
+        if self.directory is not None:
+            self.previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(self.directory)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.directory is None:
+            return
+        if self.previous is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = self.previous
+
+
+def _litellm_tokenizer_dir() -> Path | None:
+    # Found without importing litellm (which costs seconds).
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
