@@ -27,6 +27,9 @@ from structio.exceptions import (
     ServerError,
     SignatureError,
     StructioError,
+    TemplateError,
+    TokenizerError,
+    TruncationError,
     UsageError,
 )
 from structio.lm import (
@@ -40,6 +43,7 @@ from structio.lm import (
     inspect_history,
 )
 from structio.predict import Predict, Prediction
+from structio.prompt import Part, Prompt, Truncation
 from structio.settings import configure, context
 from structio.signatures import (
     History,
@@ -75,8 +79,10 @@ __all__ = [
     "LMTimeoutError",
     "OutputField",
     "ParseError",
+    "Part",
     "Predict",
     "Prediction",
+    "Prompt",
     "RateLimitError",
     "ResponseCache",
     "ServerError",
@@ -84,6 +90,10 @@ __all__ = [
     "SignatureError",
     "SignatureField",
     "StructioError",
+    "TemplateError",
+    "TokenizerError",
+    "Truncation",
+    "TruncationError",
     "Usage",
     "UsageError",
     "configure",

@@ -12,6 +12,7 @@ from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import BatchError, ConfigurationError
 from structio.lm.base import BaseLM
 from structio.lm.types import LMResponse, Usage
+from structio.prompt import Truncation, TruncationStep
 from structio.settings import current_settings
 from structio.signatures.signature import Signature, SignatureMeta, make_signature
 
@@ -32,9 +33,11 @@ class Prediction(Mapping[str, Any]):
         usage: Tokens of every request made (zero for cache hits).
         cost: Cost in USD when litellm knows the price (0.0 for cache hits), else ``None``.
         responses: The raw model responses, in order.
+        truncation: What was cut from the prompt to fit (``max_prompt_tokens``, or the
+            model's context window after the provider refused the prompt), or ``None``.
     """
 
-    __slots__ = ("_values", "completions", "cost", "path", "responses", "usage")
+    __slots__ = ("_values", "completions", "cost", "path", "responses", "truncation", "usage")
 
     _values: dict[str, Any]
     completions: list[dict[str, Any]]
@@ -42,6 +45,7 @@ class Prediction(Mapping[str, Any]):
     usage: Usage
     cost: float | None
     responses: list[LMResponse]
+    truncation: Truncation | None
 
     def __init__(
         self,
@@ -52,6 +56,7 @@ class Prediction(Mapping[str, Any]):
         usage: Usage | None = None,
         cost: float | None = None,
         responses: Sequence[LMResponse] = (),
+        truncation: Truncation | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_values", dict(values))
@@ -60,6 +65,7 @@ class Prediction(Mapping[str, Any]):
         set_(self, "usage", usage or Usage())
         set_(self, "cost", cost)
         set_(self, "responses", list(responses))
+        set_(self, "truncation", truncation)
 
     @classmethod
     def from_result(cls, result: AdapterResult) -> Prediction:
@@ -71,6 +77,7 @@ class Prediction(Mapping[str, Any]):
             usage=result.usage,
             cost=result.cost,
             responses=result.responses,
+            truncation=result.truncation,
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -120,7 +127,15 @@ class Predict:
         lm: The model; by default the one set with `structio.configure` / `structio.context`.
         adapter: The adapter; by default the configured one, else `ChatAdapter`.
         demos: Few-shot examples, each a dict of field name to value.
+        max_prompt_tokens: Truncate the conversation history, oldest turns first, so that
+            the prompt fits this many tokens (o200k_base count) before calling the model.
+        truncation_step: With ``max_prompt_tokens``: 0 drops just enough; a step fixes the
+            cut point so consecutive prompts share their prefix (the provider's prefix cache
+            stays warm); ``"auto"`` picks one (see `Prompt.truncate`).
         **lm_kwargs: Request parameters for every call (``temperature``, ``n``...).
+
+    When the provider says the prompt exceeds the context window, the history is cut to the
+    model's input limit and the request is sent once more; ``prediction.truncation`` says so.
     """
 
     def __init__(
@@ -130,6 +145,8 @@ class Predict:
         lm: BaseLM | None = None,
         adapter: Adapter | None = None,
         demos: Iterable[Mapping[str, Any]] = (),
+        max_prompt_tokens: int | None = None,
+        truncation_step: TruncationStep = 0,
         **lm_kwargs: Any,
     ) -> None:
         if isinstance(signature, str):
@@ -143,6 +160,8 @@ class Predict:
         self.adapter = adapter
         self.demos: list[Mapping[str, Any]] = list(demos)
         self.lm_kwargs: dict[str, Any] = dict(lm_kwargs)
+        self.max_prompt_tokens = max_prompt_tokens
+        self.truncation_step: TruncationStep = truncation_step
         clash = [name for name in _CALL_OPTIONS if name in signature.input_fields]
         if clash:
             raise ConfigurationError(
@@ -188,7 +207,9 @@ class Predict:
             LMError: The provider failed.
         """
         chosen_adapter, chosen_lm, kwargs = self._resolve(adapter, lm, config)
-        result = chosen_adapter(chosen_lm, kwargs, self.signature, self.demos, inputs)
+        result = chosen_adapter(
+            chosen_lm, kwargs, self.signature, self.demos, inputs, **self._truncation_options()
+        )
         return Prediction.from_result(result)
 
     async def acall(
@@ -201,8 +222,16 @@ class Predict:
     ) -> Prediction:
         """Async form of calling the predictor."""
         chosen_adapter, chosen_lm, kwargs = self._resolve(adapter, lm, config)
-        result = await chosen_adapter.acall(chosen_lm, kwargs, self.signature, self.demos, inputs)
+        result = await chosen_adapter.acall(
+            chosen_lm, kwargs, self.signature, self.demos, inputs, **self._truncation_options()
+        )
         return Prediction.from_result(result)
+
+    def _truncation_options(self) -> dict[str, Any]:
+        return {
+            "max_prompt_tokens": self.max_prompt_tokens,
+            "truncation_step": self.truncation_step,
+        }
 
     def batch(
         self,

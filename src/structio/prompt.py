@@ -16,7 +16,7 @@ from typing import Any, Literal
 from structio.exceptions import ConfigurationError, TruncationError
 from structio.tokens import DEFAULT_ENCODING, EncodeFunc, Tokenizer, get_tokenizer
 
-__all__ = ["Part", "Prompt", "auto_truncation_step"]
+__all__ = ["Part", "Prompt", "Truncation", "auto_truncation_step"]
 
 TruncationStep = int | Literal["auto"]
 
@@ -38,6 +38,27 @@ class Part:
     role: str
     content: str
     truncation_priority: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """What truncating a prompt before a model call removed, and why.
+
+    Attributes:
+        reason: ``"max_prompt_tokens"`` (the budget asked for), or ``"context_window"``
+            (the provider said the prompt was too long; it was cut to the model's limit and
+            sent once more).
+        token_limit: The budget the prompt was cut to.
+        tokens_before: The prompt's tokens before.
+        tokens_after: Its tokens after.
+        dropped: The names of the parts removed, oldest first.
+    """
+
+    reason: Literal["max_prompt_tokens", "context_window"]
+    token_limit: int
+    tokens_before: int
+    tokens_after: int
+    dropped: tuple[str, ...]
 
 
 class Prompt:

@@ -12,10 +12,12 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from structio.exceptions import TokenizerError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["DEFAULT_ENCODING", "EncodeFunc", "Tokenizer", "get_tokenizer"]
 
@@ -149,6 +151,8 @@ class _cache_dir_for:  # noqa: N801 - used as a context manager, like contextlib
 
 def _litellm_tokenizer_dir() -> Path | None:
     # Found without importing litellm (which costs seconds).
+    from pathlib import Path
+
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from structio.adapters._completions import Found, clean
 from structio.adapters._values import TypeInfo, format_value, jsonable, type_info
-from structio.exceptions import FormatError, ParseError
-from structio.prompt import Part, Prompt
+from structio.exceptions import ContextWindowExceededError, FormatError, ParseError, TruncationError
+from structio.prompt import Part, Prompt, Truncation, TruncationStep
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
 from structio.signatures.signature import Signature, SignatureMeta, _make_signature
@@ -60,11 +60,13 @@ class AdapterResult:
             ``"json_reparse"`` when ChatAdapter's completion was read as JSON instead (no new
             request); ``"json_request"`` when a new request in JSON was needed.
         responses: Every model response involved, in order (two after a JSON request).
+        truncation: What was cut from the prompt before the answering request, if anything.
     """
 
     outputs: list[dict[str, Any]]
     path: Path
     responses: list[LMResponse] = dataclasses.field(default_factory=list)
+    truncation: Truncation | None = None
 
     @property
     def usage(self) -> Usage:
@@ -84,7 +86,61 @@ class AdapterResult:
 
     def after(self, first: LMResponse) -> AdapterResult:
         """This result as the answer of a JSON request made after ``first`` failed to parse."""
-        return AdapterResult(self.outputs, "json_request", [first, *self.responses])
+        return AdapterResult(
+            self.outputs, "json_request", [first, *self.responses], self.truncation
+        )
+
+
+# Our token count and the provider's differ (other tokenizers, message framing): keep a margin.
+_CONTEXT_MARGIN = 0.9
+
+
+@dataclasses.dataclass(frozen=True)
+class _Call:
+    """One request being prepared: the full prompt, what is sent, and what was cut."""
+
+    sig: type[Signature]
+    demos: list[Mapping[str, Any]]
+    prompt: Prompt
+    sent: Prompt
+    kwargs: dict[str, Any]
+    step: TruncationStep
+    truncation: Truncation | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.sent.messages
+
+    def truncated(
+        self, reason: Literal["max_prompt_tokens", "context_window"], limit: int
+    ) -> _Call:
+        sent = self.prompt.truncate(limit, self.step)
+        if not sent.dropped:
+            return dataclasses.replace(self, sent=sent)
+        truncation = Truncation(
+            reason=reason,
+            token_limit=limit,
+            tokens_before=self.prompt.token_count,
+            tokens_after=sent.token_count,
+            dropped=tuple(p.name for p in sent.dropped),
+        )
+        return dataclasses.replace(self, sent=sent, truncation=truncation)
+
+    def fitted_to_context(self, lm: BaseLM, error: ContextWindowExceededError) -> _Call:
+        """The call cut to the model's input limit, or ``error`` raised if that cannot help."""
+        limit = lm.max_input_tokens
+        if not limit:
+            raise error
+        budget = max(1, int(limit * _CONTEXT_MARGIN))
+        if self.truncation is not None:
+            budget = min(budget, self.truncation.token_limit)
+        try:
+            fitted = self.truncated("context_window", budget)
+        except TruncationError as cannot:
+            raise cannot from error
+        if len(fitted.sent) == len(self.sent):
+            raise error  # nothing more can be dropped; the same prompt would fail again
+        return fitted
 
 
 class _NeedsJSONRequestError(Exception):
@@ -286,21 +342,43 @@ class Adapter(abc.ABC):
         signature: SignatureLike,
         demos: Iterable[Mapping[str, Any]],
         inputs: Mapping[str, Any],
+        *,
+        max_prompt_tokens: int | None = None,
+        truncation_step: TruncationStep = 0,
     ) -> AdapterResult:
         """Format, call the model, and parse every choice.
+
+        With ``max_prompt_tokens`` the history is truncated to fit first. When the provider
+        says the context window was exceeded, the prompt is truncated to the model's input
+        limit (``lm.max_input_tokens``) and sent once more; the result's ``truncation`` says so.
 
         Raises:
             ParseError: A completion cannot be read (after the fallback, if any). When the
                 model hit its token limit, the error says so (``truncated``).
             LMError: The provider failed; never answered with a fallback.
+            TruncationError: The parts that cannot be dropped exceed the budget.
         """
-        sig, demos, messages, kwargs = self._prepare_call(lm, lm_kwargs, signature, demos, inputs)
-        response = lm(messages, **kwargs)
+        call = self._prepare_call(
+            lm, lm_kwargs, signature, demos, inputs, max_prompt_tokens, truncation_step
+        )
         try:
-            return self._read(sig, response)
+            response = lm(call.messages, **call.kwargs)
+        except ContextWindowExceededError as exc:
+            call = call.fitted_to_context(lm, exc)
+            response = lm(call.messages, **call.kwargs)
+        try:
+            return self._read(call.sig, response, call.truncation)
         except _NeedsJSONRequestError as need:
             try:
-                result = self._fallback_adapter()(lm, lm_kwargs, sig, demos, inputs)
+                result = self._fallback_adapter()(
+                    lm,
+                    lm_kwargs,
+                    call.sig,
+                    call.demos,
+                    inputs,
+                    max_prompt_tokens=max_prompt_tokens,
+                    truncation_step=truncation_step,
+                )
             except ParseError as error:
                 raise error from need.error
             return result.after(response)
@@ -312,15 +390,32 @@ class Adapter(abc.ABC):
         signature: SignatureLike,
         demos: Iterable[Mapping[str, Any]],
         inputs: Mapping[str, Any],
+        *,
+        max_prompt_tokens: int | None = None,
+        truncation_step: TruncationStep = 0,
     ) -> AdapterResult:
         """Async form of calling the adapter."""
-        sig, demos, messages, kwargs = self._prepare_call(lm, lm_kwargs, signature, demos, inputs)
-        response = await lm.acall(messages, **kwargs)
+        call = self._prepare_call(
+            lm, lm_kwargs, signature, demos, inputs, max_prompt_tokens, truncation_step
+        )
         try:
-            return self._read(sig, response)
+            response = await lm.acall(call.messages, **call.kwargs)
+        except ContextWindowExceededError as exc:
+            call = call.fitted_to_context(lm, exc)
+            response = await lm.acall(call.messages, **call.kwargs)
+        try:
+            return self._read(call.sig, response, call.truncation)
         except _NeedsJSONRequestError as need:
             try:
-                result = await self._fallback_adapter().acall(lm, lm_kwargs, sig, demos, inputs)
+                result = await self._fallback_adapter().acall(
+                    lm,
+                    lm_kwargs,
+                    call.sig,
+                    call.demos,
+                    inputs,
+                    max_prompt_tokens=max_prompt_tokens,
+                    truncation_step=truncation_step,
+                )
             except ParseError as error:
                 raise error from need.error
             return result.after(response)
@@ -332,11 +427,18 @@ class Adapter(abc.ABC):
         signature: SignatureLike,
         demos: Iterable[Mapping[str, Any]],
         inputs: Mapping[str, Any],
-    ) -> tuple[type[Signature], list[Mapping[str, Any]], list[Message], dict[str, Any]]:
+        max_prompt_tokens: int | None,
+        truncation_step: TruncationStep,
+    ) -> _Call:
         sig = as_signature(signature)
         demo_list = list(demos)
-        messages = self.format(sig, demo_list, inputs)
-        return sig, demo_list, messages, self.lm_kwargs(lm, sig, lm_kwargs)
+        prompt = self.render(sig, demo_list, inputs)
+        call = _Call(
+            sig, demo_list, prompt, prompt, self.lm_kwargs(lm, sig, lm_kwargs), truncation_step
+        )
+        if max_prompt_tokens is not None:
+            call = call.truncated("max_prompt_tokens", max_prompt_tokens)
+        return call
 
     def lm_kwargs(
         self, lm: BaseLM, signature: type[Signature], lm_kwargs: Mapping[str, Any]
@@ -344,7 +446,9 @@ class Adapter(abc.ABC):
         """The request parameters for this adapter (JSONAdapter adds ``response_format``)."""
         return dict(lm_kwargs)
 
-    def _read(self, sig: type[Signature], response: LMResponse) -> AdapterResult:
+    def _read(
+        self, sig: type[Signature], response: LMResponse, truncation: Truncation | None = None
+    ) -> AdapterResult:
         outputs: list[dict[str, Any]] = []
         path: Path = self._own_path
         for completion in response.completions:
@@ -360,7 +464,7 @@ class Adapter(abc.ABC):
                 values = self._recover(sig, completion.text, error)
             outputs.append(values)
             path = "json_reparse"
-        return AdapterResult(outputs, path, [response])
+        return AdapterResult(outputs, path, [response], truncation)
 
     @property
     def _own_path(self) -> Path:

@@ -58,6 +58,8 @@ class LM(BaseLM):
             ``~/.cache/structio``), ``False`` for none, or a `ResponseCache`.
         backoff: Seconds before the first retry; doubled for each further retry.
         max_backoff: Longest wait between two attempts, ``Retry-After`` included.
+        context_window: The model's input limit in tokens, for models litellm does not know
+            (a local server); by default litellm's model map says.
         **kwargs: Any other litellm parameter (``api_base``, ``api_key``, ``top_p``, ``n``,
             ``stop``, ``response_format``, ``tools``...), sent with every request.
     """
@@ -73,6 +75,7 @@ class LM(BaseLM):
         cache: bool | ResponseCache = True,
         backoff: float = 0.5,
         max_backoff: float = 60.0,
+        context_window: int | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -85,6 +88,7 @@ class LM(BaseLM):
         self.cache = cache
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.context_window = context_window
         self.kwargs: dict[str, Any] = dict(kwargs)
         if temperature is not None:
             self.kwargs["temperature"] = temperature
@@ -114,7 +118,9 @@ class LM(BaseLM):
 
     @property
     def max_input_tokens(self) -> int | None:
-        """The model's context window, from litellm's model map (``None`` if unknown)."""
+        """The model's input limit: ``context_window=``, else litellm's model map, else None."""
+        if self.context_window is not None:
+            return self.context_window
         value = self._capabilities["max_input_tokens"]
         return int(value) if value else None
 
