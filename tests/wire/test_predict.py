@@ -229,3 +229,105 @@ def test_server_saw_the_signature_prompt(server: OpenAIServer, make_lm: MakeLM) 
     assert sio.Predict("question -> answer", lm=make_lm())(question="2+2?").answer == "4"
     body = json.dumps(server.requests[0].body)
     assert "[[ ## question ## ]]\\n2+2?" in body
+
+
+class Conversation(sio.Signature):
+    """Answer the latest question."""
+
+    question: str = sio.InputField()
+    history: sio.History = sio.InputField()
+    answer: str = sio.OutputField()
+
+
+LONG_HISTORY = sio.History(
+    [
+        {"question": f"question {i} " + "lorem ipsum " * 40, "answer": f"answer {i}"}
+        for i in range(30)
+    ]
+)
+
+
+def test_max_prompt_tokens_truncates_history_before_the_call(
+    server: OpenAIServer, make_lm: MakeLM
+) -> None:
+    server.reply(Reply(content="[[ ## answer ## ]]\nok"))
+    full = sio.ChatAdapter().render(Conversation, [], {"question": "now?", "history": LONG_HISTORY})
+    predict = sio.Predict(Conversation, lm=make_lm(), max_prompt_tokens=1500, truncation_step=200)
+    pred = predict(question="now?", history=LONG_HISTORY)
+    sent = server.requests[0].messages
+    assert sent[0] == full.messages[0]
+    assert sent[-1] == full.messages[-1]
+    assert len(sent) < len(full.messages)
+    assert pred.truncation is not None
+    assert pred.truncation.reason == "max_prompt_tokens"
+    assert pred.truncation.token_limit == 1500
+    assert pred.truncation.tokens_before == full.token_count
+    assert pred.truncation.tokens_after <= 1500
+    assert pred.truncation.dropped[:2] == ("history_1_user", "history_1_assistant")
+    # The remaining history is the newest turns, in order.
+    assert sent[-2]["content"].startswith("[[ ## answer ## ]]\nanswer 29")
+
+
+def test_no_truncation_when_the_prompt_fits(server: OpenAIServer, make_lm: MakeLM) -> None:
+    server.reply(Reply(content="[[ ## answer ## ]]\nok"))
+    pred = sio.Predict(Conversation, lm=make_lm(), max_prompt_tokens=100_000)(question="q")
+    assert pred.truncation is None
+
+
+def test_context_window_exceeded_truncates_to_the_model_limit_and_retries_once(
+    server: OpenAIServer, make_lm: MakeLM
+) -> None:
+    too_long = Reply(
+        status=400,
+        error_message="maximum context length is 2000 tokens",
+        error_code="context_length_exceeded",
+    )
+    server.reply(too_long, Reply(content="[[ ## answer ## ]]\nshorter now"))
+    pred = sio.Predict(Conversation, lm=make_lm(context_window=2000))(
+        question="now?", history=LONG_HISTORY
+    )
+    assert pred.answer == "shorter now"
+    assert len(server.requests) == 2
+    assert len(server.requests[1].messages) < len(server.requests[0].messages)
+    assert pred.truncation is not None
+    assert pred.truncation.reason == "context_window"
+    assert pred.truncation.token_limit == 1800  # 90% of the model's 2000
+    assert pred.truncation.tokens_after <= 1800
+
+
+def test_context_window_retry_happens_once(server: OpenAIServer, make_lm: MakeLM) -> None:
+    server.default = Reply(
+        status=400, error_message="too long", error_code="context_length_exceeded"
+    )
+    with pytest.raises(sio.ContextWindowExceededError):
+        sio.Predict(Conversation, lm=make_lm(context_window=2000))(
+            question="now?", history=LONG_HISTORY
+        )
+    assert len(server.requests) == 2
+
+
+def test_context_window_unknown_means_no_retry(server: OpenAIServer, make_lm: MakeLM) -> None:
+    server.default = Reply(
+        status=400, error_message="too long", error_code="context_length_exceeded"
+    )
+    with pytest.raises(sio.ContextWindowExceededError):
+        sio.Predict(Conversation, lm=make_lm())(question="now?", history=LONG_HISTORY)
+    assert len(server.requests) == 1  # litellm does not know "openai/test": nothing to cut to
+
+
+def test_context_window_with_nothing_left_to_drop(server: OpenAIServer, make_lm: MakeLM) -> None:
+    server.default = Reply(
+        status=400, error_message="too long", error_code="context_length_exceeded"
+    )
+    with pytest.raises(sio.ContextWindowExceededError):
+        sio.Predict(Conversation, lm=make_lm(context_window=100_000))(question="now?")
+    assert len(server.requests) == 1  # no history: resending the same prompt cannot help
+
+
+def test_async_context_window_retry(server: OpenAIServer, make_lm: MakeLM) -> None:
+    too_long = Reply(status=400, error_message="too long", error_code="context_length_exceeded")
+    server.reply(too_long, Reply(content="[[ ## answer ## ]]\nok"))
+    predict = sio.Predict(Conversation, lm=make_lm(context_window=2000))
+    pred = asyncio.run(predict.acall(question="now?", history=LONG_HISTORY))
+    assert pred.truncation is not None
+    assert pred.truncation.reason == "context_window"

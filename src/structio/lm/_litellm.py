@@ -180,7 +180,7 @@ def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | 
     where = f"{model} (provider {provider or 'unknown'})"
     detail = _clean_message(exc)
     cls: type[LMError]
-    if isinstance(exc, litellm.ContextWindowExceededError):
+    if isinstance(exc, litellm.ContextWindowExceededError) or _context_exceeded(exc):
         cls, what = ContextWindowExceededError, "the prompt exceeds the model's context window"
         detail += "; shorten the prompt (fewer demos, truncated history) or use a larger model"
     elif isinstance(
@@ -220,20 +220,46 @@ def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | 
     )
 
 
+_CONTEXT_PHRASES = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens",
+    re.IGNORECASE,
+)
+
+
+def _context_exceeded(exc: BaseException) -> bool:
+    """Whether a 400 says the prompt is too long (by OpenAI's error code, or in words).
+
+    litellm maps only some wordings to ContextWindowExceededError; OpenAI-compatible
+    servers (vLLM, llama.cpp...) send the code ``context_length_exceeded`` with their own.
+    """
+    if getattr(exc, "status_code", None) not in (400, 413, None):
+        return False
+    for cause in _chain(exc):
+        if getattr(cause, "code", None) == "context_length_exceeded":
+            return True
+    return bool(_CONTEXT_PHRASES.search(str(exc)))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes, without cycles."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
 def _connection_failure(exc: BaseException) -> bool:
     """Whether a connection error (refused, reset, DNS) caused ``exc``, however it was wrapped.
 
     litellm reports a refused connection as a 500 "Connection error."; the cause chain holds
     the httpx or openai connection error that says what really happened.
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        name = type(current).__name__
-        if isinstance(current, ConnectionError) or name in ("ConnectError", "APIConnectionError"):
+    for cause in _chain(exc):
+        name = type(cause).__name__
+        if isinstance(cause, ConnectionError) or name in ("ConnectError", "APIConnectionError"):
             return "Timeout" not in name
-        current = current.__cause__ or current.__context__
     return False
 
 

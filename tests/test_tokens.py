@@ -1,0 +1,72 @@
+"""Tokenizers: offline tiktoken encodings, custom encode functions, the per-text cache."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import structio as sio
+from structio.tokens import get_tokenizer
+
+
+def test_o200k_and_cl100k_work_offline_and_differ() -> None:
+    text = "Structured outputs for language models, 1234 times."
+    o200k = get_tokenizer("o200k_base")
+    cl100k = get_tokenizer("cl100k_base")
+    assert o200k.encode(text) != cl100k.encode(text)
+    assert o200k.count(text) == len(o200k.encode(text)) > 5
+    assert o200k.encode("hello world") == (24912, 2375)  # o200k_base's real ids
+
+
+def test_tokenizers_are_shared_and_cache_per_text() -> None:
+    calls: list[str] = []
+
+    def encode(text: str) -> list[int]:
+        calls.append(text)
+        return [len(word) for word in text.split()]
+
+    tokenizer = get_tokenizer(encode_func=encode)
+    assert tokenizer.encode("a bb ccc") == (1, 2, 3)
+    assert tokenizer.count("a bb ccc") == 3
+    assert calls == ["a bb ccc"]  # the second use came from the cache
+    assert get_tokenizer("o200k_base") is get_tokenizer("o200k_base")
+
+
+def test_special_token_text_is_plain_text() -> None:
+    assert get_tokenizer().count("<|endoftext|>") > 1
+
+
+def test_unknown_encoding_says_what_to_do() -> None:
+    with pytest.raises(
+        sio.TokenizerError, match="unknown tiktoken encoding 'no_such_base'"
+    ) as info:
+        get_tokenizer("no_such_base")
+    assert "encode_func" in str(info.value)
+    assert isinstance(info.value, sio.ConfigurationError)
+
+
+def test_encoding_that_is_not_offline_says_how_to_provide_it() -> None:
+    # p50k_base is a real encoding whose file is not shipped; the suite blocks the download.
+    with pytest.raises(sio.TokenizerError, match="not available offline") as info:
+        get_tokenizer("p50k_base")
+    assert "TIKTOKEN_CACHE_DIR" in str(info.value)
+
+
+def test_bad_encode_func() -> None:
+    with pytest.raises(sio.TokenizerError, match="must be callable"):
+        get_tokenizer(encode_func="split")  # type: ignore[arg-type]
+
+
+def test_counting_does_not_import_litellm_or_touch_the_environment() -> None:
+    code = (
+        "import os, sys\n"
+        "from structio.tokens import get_tokenizer\n"
+        "print(get_tokenizer().count('hello world'), 'litellm' in sys.modules,"
+        " os.environ.get('TIKTOKEN_CACHE_DIR'))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["2", "False", "None"]
