@@ -53,6 +53,7 @@ from structio.signatures import (
     SignatureField,
     make_signature,
 )
+from structio.templates import Template
 
 __version__ = "0.1.0"
 
@@ -90,6 +91,7 @@ __all__ = [
     "SignatureError",
     "SignatureField",
     "StructioError",
+    "Template",
     "TemplateError",
     "TokenizerError",
     "Truncation",
