@@ -166,6 +166,13 @@ def test_auto_step_rule() -> None:
     assert auto_truncation_step(prompt, 4000, target_cache_rate=0.5) == 128
     no_history = sio.Prompt([part("system"), part("request")], encode_func=words)
     assert auto_truncation_step(no_history, 4000) == 0
+    # The mean covers the whole history: recent long messages barely move the step.
+    longer_lately = sio.Prompt(
+        [*prompt.parts[:-1], *(part(f"late_{i}", 1, size=40) for i in range(20)), prompt.parts[-1]],
+        encode_func=words,
+    )
+    # 80 parts of 20 tokens, 20 of 40: mean 24, g 48 -> 480 -> 512 (the last 20 alone: 1024).
+    assert auto_truncation_step(longer_lately, 4000) == 512
     truncated = prompt.truncate(1000, "auto")
     assert truncated.token_count <= 1000
     with pytest.raises(sio.ConfigurationError, match="target_cache_rate"):

@@ -128,6 +128,17 @@ def test_the_sandbox_blocks_python_internals() -> None:
         render("- name: a\n  content: {{ items.append(1) }}", items=[])
 
 
+def test_dict_keys_and_methods_read_as_in_jinja() -> None:
+    data = {"role": "user", "items": "shadowed", "__class__": "x"}
+    (part,) = render(
+        "- name: a\n  content: {{ d.role }} {% for k, v in d.items() %}{{ k }}{% endfor %}",
+        d=data,
+    )
+    assert part.content == "user roleitems__class__"
+    with pytest.raises(sio.TemplateError, match="unsafe"):
+        render("- name: a\n  content: {{ d.__class__ }}", d=data)
+
+
 def test_includes_from_a_file(tmp_path: Path) -> None:
     (tmp_path / "sections").mkdir()
     (tmp_path / "sections" / "system.yml.j2").write_text(

@@ -31,6 +31,9 @@ def test_tokenizers_are_shared_and_cache_per_text() -> None:
     assert tokenizer.encode("a bb ccc") == (1, 2, 3)
     assert tokenizer.count("a bb ccc") == 3
     assert calls == ["a bb ccc"]  # the second use came from the cache
+    tokenizer.clear()
+    assert tokenizer.count("a bb ccc") == 3
+    assert calls == ["a bb ccc", "a bb ccc"]  # encoded again after clear()
     assert get_tokenizer("o200k_base") is get_tokenizer("o200k_base")
 
 

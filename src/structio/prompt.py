@@ -260,24 +260,24 @@ def auto_truncation_step(
     """Choose a truncation step for a target prefix-cache rate.
 
     The rule: let ``g`` be the tokens a chat turn adds, estimated as twice the mean size of
-    the last 20 truncatable parts (a user and an assistant message per turn). With step
-    ``s`` the cut point moves once every ``s / g`` turns, and only those turns miss the
-    cache, so a share ``r`` of cache-friendly turns needs ``s >= g / (1 - r)``. The step is
-    rounded up to a power of two (so that it does not change as the mean drifts a little,
-    which would move the cut) and capped at a quarter of the limit (so the prompt still
-    fills at least about seven eighths of it on average). With no truncatable part, 0.
+    the truncatable parts (a user and an assistant message per turn). With step ``s`` the
+    cut point moves once every ``s / g`` turns, and only those turns miss the cache, so a
+    share ``r`` of cache-friendly turns needs ``s >= g / (1 - r)``. The step is rounded up
+    to a power of two and capped at a quarter of the limit (so the prompt still fills about
+    seven eighths of it on average). The mean is taken over the whole history, not recent
+    messages, because every change of step moves the cut: over a long chat it settles and
+    the step stays put. With no truncatable part, 0.
     """
     if not 0 <= target_cache_rate < 1:
         raise ConfigurationError(f"target_cache_rate must be in [0, 1), not {target_cache_rate!r}")
-    recent = [
+    history = [
         c
         for p, c in zip(prompt.parts, prompt.part_tokens, strict=True)
         if p.truncation_priority > 0
     ]
-    recent = recent[-20:]
-    if not recent:
+    if not history:
         return 0
-    per_turn = 2 * sum(recent) / len(recent)
+    per_turn = 2 * sum(history) / len(history)
     wanted = max(1.0, per_turn / (1 - target_cache_rate))
     step = 1 << math.ceil(math.log2(wanted))
     return max(1, min(step, token_limit // 4))

@@ -19,10 +19,12 @@ is kept as it is.
 from __future__ import annotations
 
 import contextvars
+import functools
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from structio._yaml_parts import read_parts
 from structio.exceptions import TemplateError
 from structio.prompt import Part, Prompt
 from structio.tokens import DEFAULT_ENCODING, EncodeFunc
@@ -35,6 +37,7 @@ __all__ = ["SPACE_MARKER", "Template"]
 SPACE_MARKER = "<|space|>"
 ROLES = ("system", "user", "assistant", "developer", "tool")
 _KEYS = ("name", "role", "content", "truncation_priority")
+_KEY_SET = frozenset(_KEYS)
 
 _recorder: contextvars.ContextVar[_Values | None] = contextvars.ContextVar(
     "structio_template_values", default=None
@@ -49,6 +52,7 @@ class _Values:
 
         self.nonce = secrets.token_hex(6)
         self.values: list[str] = []
+        self.marker = f"__sio{self.nonce}_"
         self.pattern = re.compile(rf"__sio{self.nonce}_(\d+)__")
 
     def placeholder(self, value: Any) -> str:
@@ -56,6 +60,11 @@ class _Values:
         return f"__sio{self.nonce}_{len(self.values) - 1}__"
 
     def fill(self, text: str) -> str:
+        if self.marker not in text:
+            return text
+        whole = self.pattern.fullmatch(text)
+        if whole is not None:
+            return self.values[int(whole.group(1))]
         # One pass: a value that looks like a placeholder is never expanded again.
         return self.pattern.sub(lambda m: self.values[int(m.group(1))], text)
 
@@ -107,9 +116,11 @@ class Template:
             import jinja2
 
             loader = jinja2.FileSystemLoader(str(search_path))
-        self._environment = _environment(loader)
         try:
-            self._template = self._environment.from_string(raw_template)
+            if loader is None:  # no includes: share the compiled code of equal sources
+                self._template = _compiled(raw_template)
+            else:
+                self._template = _environment(loader).from_string(raw_template)
         except Exception as exc:
             raise _jinja_error(name, exc) from None
 
@@ -197,6 +208,9 @@ class Template:
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def _load_yaml(self, text: str, values: _Values) -> list[tuple[Any, int]]:
+        fast = read_parts(text)
+        if fast is not None:
+            return list(fast)
         import yaml
 
         loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -233,36 +247,57 @@ class Template:
         return list(zip(document, lines, strict=True))
 
     def _part(self, item: Any, line: int, index: int, values: _Values) -> Part:
-        where = f"template {self.name}: part {index + 1} (line {line})"
+        if (
+            type(item) is dict
+            and _KEY_SET.issuperset(item)
+            and item.get("name") is not None
+            and type(content := item.get("content")) is str
+        ):  # the usual part: skip straight to its fields
+            role = values.fill(str(item.get("role", "user"))).strip()
+            priority_text = values.fill(str(item.get("truncation_priority", 0))).strip()
+            if role in ROLES and priority_text.isdecimal():
+                text = content.strip().replace(SPACE_MARKER, " ")
+                return Part(
+                    values.fill(str(item["name"])), role, values.fill(text), int(priority_text)
+                )
+        return self._checked_part(item, line, index, values)
+
+    def _checked_part(self, item: Any, line: int, index: int, values: _Values) -> Part:
+        def where() -> str:
+            if isinstance(item, dict) and item.get("name") is not None:
+                return (
+                    f"template {self.name}: part {values.fill(str(item['name']))!r} (line {line})"
+                )
+            return f"template {self.name}: part {index + 1} (line {line})"
+
         if not isinstance(item, dict):
-            raise TemplateError(f"{where} must be a mapping with name, role and content")
-        name = values.fill(str(item["name"])) if item.get("name") is not None else None
-        if name is not None:
-            where = f"template {self.name}: part {name!r} (line {line})"
-        unknown = sorted(str(k) for k in item if k not in _KEYS)
-        if unknown:
+            raise TemplateError(f"{where()} must be a mapping with name, role and content")
+        if not _KEY_SET.issuperset(item):
+            unknown = sorted(str(k) for k in item if k not in _KEY_SET)
             raise TemplateError(
-                f"{where} has unknown key(s) {unknown}; a part takes {', '.join(_KEYS)}"
+                f"{where()} has unknown key(s) {unknown}; a part takes {', '.join(_KEYS)}"
             )
-        if name is None:
-            raise TemplateError(f"{where} has no name")
-        if "content" not in item or item["content"] is None:
-            raise TemplateError(f"{where} has no content")
-        content = item["content"]
+        if item.get("name") is None:
+            raise TemplateError(f"{where()} has no name")
+        content = item.get("content")
+        if content is None:
+            raise TemplateError(f"{where()} has no content")
         if isinstance(content, (list, dict)):
-            raise TemplateError(f"{where}: content must be text, not a {type(content).__name__}")
+            raise TemplateError(f"{where()}: content must be text, not a {type(content).__name__}")
         role = values.fill(str(item.get("role", "user"))).strip()
         if role not in ROLES:
-            raise TemplateError(f"{where} has unknown role {role!r}; use one of {', '.join(ROLES)}")
+            raise TemplateError(
+                f"{where()} has unknown role {role!r}; use one of {', '.join(ROLES)}"
+            )
         priority_text = values.fill(str(item.get("truncation_priority", 0))).strip()
         try:
             priority = int(priority_text)
         except ValueError:
             raise TemplateError(
-                f"{where}: truncation_priority must be an integer, not {priority_text!r}"
+                f"{where()}: truncation_priority must be an integer, not {priority_text!r}"
             ) from None
         text = _content_text(content).strip().replace(SPACE_MARKER, " ")
-        return Part(name, role, values.fill(text), priority)
+        return Part(values.fill(str(item["name"])), role, values.fill(text), priority)
 
 
 def _content_text(content: Any) -> str:
@@ -273,15 +308,39 @@ def _content_text(content: Any) -> str:
 
 def _environment(loader: Any) -> Any:
     from jinja2 import StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    return ImmutableSandboxedEnvironment(
+    return _sandbox_class()(
         loader=loader,
         undefined=StrictUndefined,
         finalize=_finalize,
         autoescape=False,
         keep_trailing_newline=True,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str) -> Any:
+    """A template without a loader, compiled once per source (compiling costs milliseconds)."""
+    return _environment(None).from_string(source)
+
+
+@functools.cache
+def _sandbox_class() -> type[Any]:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class _Sandbox(ImmutableSandboxedEnvironment):
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            # ``message.role`` on a plain dict: the sandbox tries the attribute first and
+            # comes to the item after an AttributeError; a chat template does this for
+            # every message, so go straight to the same answer.
+            if type(obj) is dict and attribute not in _DICT_ATTRIBUTES and attribute in obj:
+                return obj[attribute]
+            return super().getattr(obj, attribute)
+
+    return _Sandbox
+
+
+_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 def _jinja_error(name: str, exc: Exception) -> TemplateError:

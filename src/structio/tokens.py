@@ -73,6 +73,11 @@ class Tokenizer:
         """How many tokens ``text`` has."""
         return len(self.encode(text))
 
+    def clear(self) -> None:
+        """Forget every cached encoding (to free memory, or to measure cold encoding)."""
+        with self._lock:
+            self._cache.clear()
+
 
 def get_tokenizer(
     encoding: str = DEFAULT_ENCODING, encode_func: EncodeFunc | None = None
