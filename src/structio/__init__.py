@@ -32,6 +32,16 @@ from structio.exceptions import (
     TruncationError,
     UsageError,
 )
+from structio.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
+from structio.functions import (
+    AssistantMessage,
+    ChatPromptFunction,
+    PromptFunction,
+    SystemMessage,
+    UserMessage,
+    chatprompt,
+    prompt,
+)
 from structio.lm import (
     LM,
     BaseLM,
@@ -44,6 +54,7 @@ from structio.lm import (
 )
 from structio.predict import Predict, Prediction
 from structio.prompt import Part, Prompt, Truncation
+from structio.saved import load_prompt, save_prompt
 from structio.settings import configure, context
 from structio.signatures import (
     History,
@@ -60,11 +71,15 @@ __version__ = "0.1.0"
 __all__ = [
     "Adapter",
     "AdapterResult",
+    "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
     "BaseLM",
     "BatchError",
+    "BulletedDict",
+    "BulletedList",
     "ChatAdapter",
+    "ChatPromptFunction",
     "Completion",
     "ConfigurationError",
     "ContextWindowExceededError",
@@ -78,12 +93,15 @@ __all__ = [
     "LMError",
     "LMResponse",
     "LMTimeoutError",
+    "NumberedDict",
+    "NumberedList",
     "OutputField",
     "ParseError",
     "Part",
     "Predict",
     "Prediction",
     "Prompt",
+    "PromptFunction",
     "RateLimitError",
     "ResponseCache",
     "ServerError",
@@ -91,6 +109,7 @@ __all__ = [
     "SignatureError",
     "SignatureField",
     "StructioError",
+    "SystemMessage",
     "Template",
     "TemplateError",
     "TokenizerError",
@@ -98,8 +117,13 @@ __all__ = [
     "TruncationError",
     "Usage",
     "UsageError",
+    "UserMessage",
+    "chatprompt",
     "configure",
     "context",
     "inspect_history",
+    "load_prompt",
     "make_signature",
+    "prompt",
+    "save_prompt",
 ]

@@ -67,7 +67,10 @@ class SignatureError(UsageError, TypeError):
     Raised at class creation (or by `Signature(...)`, `make_signature` and the manipulation
     methods): a class attribute not declared with `InputField`/`OutputField`, a name used as
     both an input and an output, a malformed string spec, or a type name that cannot be
-    resolved. The message names the signature and the field.
+    resolved. The message names the signature and the field. Also raised when a prompt
+    function is decorated with a template whose placeholder names no parameter, when a
+    signature (or a `Predict`) holds something that cannot be saved, and when a saved one
+    names a type that cannot be imported.
     """
 
 
@@ -76,6 +79,9 @@ class FormatError(UsageError, ValueError):
 
     For example a required input that is missing, or an input name the signature does not
     declare (a typo must not silently drop an input). The message lists the signature's fields.
+    Also raised by `Predict` for a demo with an unknown field or a value of the wrong type
+    (naming the demo's index and the field), and by a prompt function called with an
+    argument missing or unknown.
     """
 
 
@@ -83,7 +89,8 @@ class ConfigurationError(UsageError, RuntimeError):
     """Raised when structio is not set up for a call.
 
     For example a `Predict` called with no LM passed and none configured with
-    `structio.configure(lm=...)`, or an invalid setting such as a negative concurrency.
+    `structio.configure(lm=...)`, an invalid setting such as a negative concurrency, a
+    malformed prompt name, or a saved prompt that is missing or cannot be read.
     """
 
 

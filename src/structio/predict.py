@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import contextvars
+import os
+import pathlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from structio._demos import checked_demos, demo_from_data, demo_to_data
 from structio._progress import Progress
+from structio._text_prompt import prompt_string
 from structio.adapters.base import Adapter, AdapterResult, Path, SignatureLike
 from structio.adapters.chat_adapter import ChatAdapter
-from structio.exceptions import BatchError, ConfigurationError
+from structio.exceptions import BatchError, ConfigurationError, SignatureError
 from structio.lm.base import BaseLM
 from structio.lm.types import LMResponse, Usage
 from structio.prompt import Truncation, TruncationStep
+from structio.saved import (
+    FORMAT_VERSION,
+    adapter_from_dict,
+    adapter_to_dict,
+    check_name,
+    lm_from_dict,
+    lm_to_dict,
+    public_settings,
+    read_json,
+    write_json,
+)
 from structio.settings import current_settings
 from structio.signatures.signature import Signature, SignatureMeta, make_signature
 
@@ -126,7 +141,11 @@ class Predict:
         signature: A signature class or a string spec (``"question -> answer: int"``).
         lm: The model; by default the one set with `structio.configure` / `structio.context`.
         adapter: The adapter; by default the configured one, else `ChatAdapter`.
-        demos: Few-shot examples, each a dict of field name to value.
+        demos: Few-shot examples, each a dict of field name to value. They are checked here:
+            every key must be a field of the signature and every value of the field's type
+            (converted as pydantic does, e.g. a dict to a model); a demo may leave fields out.
+        name: A name for saving the prompt (`structio.save_prompt`): letters, digits,
+            ``_``, ``.`` and ``-``.
         max_prompt_tokens: Truncate the conversation history, oldest turns first, so that
             the prompt fits this many tokens (o200k_base count) before calling the model.
         truncation_step: With ``max_prompt_tokens``: 0 drops just enough; a step fixes the
@@ -145,6 +164,7 @@ class Predict:
         lm: BaseLM | None = None,
         adapter: Adapter | None = None,
         demos: Iterable[Mapping[str, Any]] = (),
+        name: str | None = None,
         max_prompt_tokens: int | None = None,
         truncation_step: TruncationStep = 0,
         **lm_kwargs: Any,
@@ -155,10 +175,16 @@ class Predict:
             raise ConfigurationError(
                 f"Predict needs a Signature class or a string spec, not {type(signature).__name__}"
             )
+        if not signature.instructions.strip():
+            raise SignatureError(
+                f"{signature.__name__} has empty instructions; write a docstring or use "
+                ".with_instructions('...') (they tell the model its task)"
+            )
         self.signature: type[Signature] = signature
+        self.name = None if name is None else check_name(name)
         self.lm = lm
         self.adapter = adapter
-        self.demos: list[Mapping[str, Any]] = list(demos)
+        self.demos: list[dict[str, Any]] = checked_demos(signature, demos)
         self.lm_kwargs: dict[str, Any] = dict(lm_kwargs)
         self.max_prompt_tokens = max_prompt_tokens
         self.truncation_step: TruncationStep = truncation_step
@@ -170,7 +196,102 @@ class Predict:
             )
 
     def __repr__(self) -> str:
-        return f"Predict({self.signature!r})"
+        named = f", name={self.name!r}" if self.name else ""
+        return f"Predict({self.signature!r}{named})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Predict):
+            return NotImplemented
+        return self._state() == other._state()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _state(self) -> tuple[Any, ...]:
+        return (
+            self.name,
+            self.signature,
+            self.demos,
+            repr(self.adapter),
+            type(self.lm),
+            lm_to_dict(self.lm) if self.lm is not None else None,
+            self.lm_kwargs,
+            self.max_prompt_tokens,
+            self.truncation_step,
+        )
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The prompt as JSON-ready data (what `save` writes); never API keys.
+
+        Raises:
+            SignatureError: Something cannot be saved (a type with no text form, an adapter
+                other than ChatAdapter / JSONAdapter).
+        """
+        return {
+            "structio_prompt": FORMAT_VERSION,
+            "name": self.name,
+            "signature": self.signature.to_dict(),
+            "demos": [demo_to_data(self.signature, demo) for demo in self.demos],
+            "adapter": adapter_to_dict(self.adapter),
+            "lm": lm_to_dict(self.lm),
+            "lm_kwargs": public_settings(self.lm_kwargs),
+            "max_prompt_tokens": self.max_prompt_tokens,
+            "truncation_step": self.truncation_step,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Predict:
+        """Rebuild a Predict from `to_dict`'s data (importing the classes it names).
+
+        Raises:
+            SignatureError: A type cannot be imported; the message names it.
+            FormatError: A saved demo no longer fits the signature.
+        """
+        signature = Signature.from_dict(data["signature"])
+        return cls(
+            signature,
+            lm=lm_from_dict(data.get("lm")),
+            adapter=adapter_from_dict(data.get("adapter")),
+            demos=[demo_from_data(signature, demo) for demo in data.get("demos") or []],
+            name=data.get("name"),
+            max_prompt_tokens=data.get("max_prompt_tokens"),
+            truncation_step=data.get("truncation_step", 0),
+            **dict(data.get("lm_kwargs") or {}),
+        )
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the prompt to one readable JSON file, atomically (see `to_dict`)."""
+        write_json(pathlib.Path(path), self.to_dict())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Predict:
+        """Read a prompt that `save` wrote.
+
+        Raises:
+            ConfigurationError: The file cannot be read or is not a saved prompt.
+            SignatureError: A type it names cannot be imported; the message names it.
+        """
+        return cls.from_dict(read_json(pathlib.Path(path)))
+
+    # -- showing the prompt -----------------------------------------------------------------
+
+    def format(self, *, adapter: Adapter | None = None, **inputs: Any) -> list[dict[str, Any]]:
+        """The chat messages a call with ``inputs`` sends (no model call)."""
+        chosen = adapter or self.adapter or current_settings().adapter or ChatAdapter()
+        return chosen.format(self.signature, self.demos, inputs)
+
+    def to_string(self, **inputs: Any) -> str:
+        """The whole prompt as one plain string, for completion models and for reading.
+
+        The instructions; each demo (and each turn of a `History` input) as ``field: value``
+        lines; then the inputs and the first output's label, empty, for the model to
+        continue. Blocks are separated by ``---`` lines.
+
+        Raises:
+            FormatError: An input is unknown.
+        """
+        return prompt_string(self.signature, self.demos, inputs)
 
     def _resolve(
         self, adapter: Adapter | None, lm: BaseLM | None, config: Mapping[str, Any] | None

@@ -33,6 +33,7 @@ from structio.adapters._readers import (
     python_call_reading,
     strip_fence,
 )
+from structio.formatting import as_formatting, has_own_format
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
@@ -42,6 +43,7 @@ __all__ = [
     "constraint_problem",
     "decode_text",
     "format_value",
+    "input_text",
     "jsonable",
     "prompt_text",
     "type_info",
@@ -409,6 +411,21 @@ def prompt_text(value: Any) -> str:
     if isinstance(data, (dict, list, tuple)):
         return json.dumps(data, ensure_ascii=False)
     return str(data)
+
+
+def input_text(value: Any, *, str_field: bool, as_class: type | None = None) -> str:
+    """An input's text, honouring formatting classes and values' own ``__format__``.
+
+    Such values render with their ``__format__`` (a plain list or dict given to a field
+    typed with a formatting class becomes one); anything else renders as `format_value`.
+    """
+    if as_class is not None:
+        value = as_formatting(value, as_class)
+    t = type(value)
+    plain = t is str or t is int or t is float or t is bool or value is None
+    if not plain and has_own_format(value):
+        return format(value, "")
+    return format_value(value, str_field=str_field)
 
 
 def format_value(value: Any, *, str_field: bool) -> str:

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from structio.adapters._completions import Found, clean
-from structio.adapters._values import TypeInfo, format_value, jsonable, type_info
+from structio.adapters._values import TypeInfo, input_text, jsonable, type_info
 from structio.exceptions import ContextWindowExceededError, FormatError, ParseError, TruncationError
+from structio.formatting import formatting_class
 from structio.prompt import Part, Prompt, Truncation, TruncationStep
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
@@ -156,6 +157,7 @@ class _Plan:
 
     __slots__ = (
         "history",
+        "input_formats",
         "input_names",
         "inputs",
         "output_infos",
@@ -175,6 +177,11 @@ class _Plan:
             name for name, f in sig.input_fields.items() if f.annotation is History
         )
         self.input_names = frozenset(sig.input_fields)
+        self.input_formats: dict[str, type] = {
+            name: klass
+            for name, f, _ in self.inputs
+            if (klass := formatting_class(f.annotation)) is not None
+        }
         self.required_inputs = tuple(name for name, f, _ in self.inputs if f.required)
         self.outputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
             (name, f, f.annotation is str) for name, f in sig.output_fields.items()
@@ -538,7 +545,8 @@ class Adapter(abc.ABC):
         plan = self._plan(signature)
         parts = [prefix]
         parts.extend(
-            f"[[ ## {name} ## ]]\n{format_value(inputs[name], str_field=is_str)}"
+            f"[[ ## {name} ## ]]\n"
+            + input_text(inputs[name], str_field=is_str, as_class=plan.input_formats.get(name))
             for name, _, is_str in plan.inputs
             if name in inputs
         )

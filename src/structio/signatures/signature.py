@@ -482,6 +482,36 @@ class Signature(metaclass=SignatureMeta):
     __structio_cache__: ClassVar[dict[Any, Any]]
 
     @classmethod
+    def to_dict(cls) -> dict[str, Any]:
+        """The signature as JSON-ready data: name, instructions and fields.
+
+        Each field has ``name``, ``kind``, ``type`` (text such as ``list[str]``; classes
+        that are not builtins as ``module:QualName``) and, when set, ``desc``, ``prefix``,
+        ``constraints`` and ``default``. ``instructions`` is ``None`` when they are the
+        default sentence. `from_dict` reads it back to an equal signature.
+
+        Raises:
+            SignatureError: A type has no text form (``Annotated`` metadata, a class defined
+                inside a function) or a default is a factory.
+        """
+        from structio.signatures._serialize import signature_to_dict
+
+        return signature_to_dict(cls)
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> type[Signature]:
+        """Build a signature from `to_dict`'s data (importing the classes it names).
+
+        Raises:
+            SignatureError: The data is malformed, or a type cannot be imported (the
+                message names it).
+        """
+        from structio.signatures._serialize import signature_from_dict
+
+        result: type[Signature] = signature_from_dict(data)
+        return result
+
+    @classmethod
     def with_instructions(cls, instructions: str) -> type[Self]:
         """Return a copy of this signature with new instructions."""
         if not isinstance(instructions, str):

@@ -1,0 +1,191 @@
+"""Lists and dicts that render as bulleted or numbered lines when put into a prompt.
+
+`BulletedList`, `NumberedList`, `BulletedDict` and `NumberedDict` are ``list`` and ``dict``
+(subclasses, generic: ``NumberedList[str]``) in every way but one: interpolated into a
+prompt (``f"{items}"``, ``format(items)``, an adapter's input section, a prompt function's
+template) they render as lines::
+
+    >>> from structio.formatting import BulletedList, NumberedDict
+    >>> print(f"{BulletedList(['milk', 'eggs'])}")
+    - milk
+    - eggs
+    >>> print(f"{NumberedDict({'first': 'mix', 'then': 'bake'})}")
+    1. first: mix
+    2. then: bake
+
+The rendering rules:
+
+- Items render with ``format(item, spec)``: strings as they are, numbers as ``str`` (so a
+  spec such as ``f"{prices:.2f}"`` applies to every item), other lists, dicts and models as
+  compact JSON, and values with a ``__format__`` of their own (these classes included) with
+  it.
+- An item that renders to several lines keeps its later lines under the item's text,
+  indented by the width of the marker, so nested lists read as nested::
+
+      - a
+      - - b
+        - c
+
+- A dict value that renders to several lines, or is itself one of these classes, starts on
+  the next line, indented by the width of the marker::
+
+      - steps:
+        1. mix
+        2. bake
+- An empty list or dict renders as the empty string.
+
+``str()`` and ``repr()`` are not changed: only formatting renders lines.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import Any, TypeVar, get_origin
+
+__all__ = ["BulletedDict", "BulletedList", "NumberedDict", "NumberedList", "has_own_format"]
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _FormattingList(list[T]):
+    """A list that renders as lines; subclasses choose the markers."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list.__repr__(self)})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Callable[[Any], Any]) -> Any:
+        return _list_schema(cls, source, handler)
+
+
+class _FormattingDict(dict[K, V]):
+    """A dict that renders as lines; subclasses choose the markers."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict.__repr__(self)})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Callable[[Any], Any]) -> Any:
+        return _dict_schema(cls, source, handler)
+
+
+class BulletedList(_FormattingList[T]):
+    """A list that renders as ``- item`` lines in a prompt."""
+
+    def __format__(self, format_spec: str) -> str:
+        return _lines(("- " for _ in self), self, format_spec)
+
+
+class NumberedList(_FormattingList[T]):
+    """A list that renders as ``1. item`` lines in a prompt."""
+
+    def __format__(self, format_spec: str) -> str:
+        return _lines((f"{i}. " for i in range(1, len(self) + 1)), self, format_spec)
+
+
+class BulletedDict(_FormattingDict[K, V]):
+    """A dict that renders as ``- key: value`` lines in a prompt."""
+
+    def __format__(self, format_spec: str) -> str:
+        return _pair_lines(("- " for _ in self), self, format_spec)
+
+
+class NumberedDict(_FormattingDict[K, V]):
+    """A dict that renders as ``1. key: value`` lines in a prompt."""
+
+    def __format__(self, format_spec: str) -> str:
+        return _pair_lines((f"{i}. " for i in range(1, len(self) + 1)), self, format_spec)
+
+
+FORMATTING_CLASSES: tuple[type, ...] = (BulletedList, NumberedList, BulletedDict, NumberedDict)
+
+
+def has_own_format(value: Any) -> bool:
+    """Whether ``value``'s class defines ``__format__`` outside Python's own library.
+
+    ``str``, numbers, enums, dates... keep their usual rendering; a class of yours (or of a
+    third-party library) with a ``__format__`` is rendered with it.
+    """
+    for klass in type(value).__mro__:
+        if "__format__" in klass.__dict__:
+            module = klass.__module__.partition(".")[0]
+            return module != "builtins" and module not in sys.stdlib_module_names
+    return False
+
+
+def formatting_class(annotation: Any) -> type | None:
+    """The formatting class a field's type names (``NumberedList[str]`` -> NumberedList)."""
+    origin = get_origin(annotation) or annotation
+    if isinstance(origin, type) and issubclass(origin, FORMATTING_CLASSES):
+        return origin
+    return None
+
+
+def as_formatting(value: Any, klass: type) -> Any:
+    """``value`` as an instance of ``klass`` when it is the matching plain list or dict."""
+    if isinstance(value, klass):
+        return value
+    if issubclass(klass, list) and isinstance(value, (list, tuple)):
+        return klass(value)
+    if issubclass(klass, dict) and isinstance(value, Mapping):
+        return klass(value)
+    return value
+
+
+def item_text(value: Any, format_spec: str = "") -> str:
+    """One item as prompt text (see the module's rules)."""
+    if has_own_format(value):
+        return format(value, format_spec)
+    if isinstance(value, str) and not isinstance(value, Enum):
+        return format(value, format_spec)
+    if value is None or (isinstance(value, (bool, int, float)) and not isinstance(value, Enum)):
+        return format(value, format_spec) if format_spec else str(value)
+    from structio.adapters._values import prompt_text
+
+    return prompt_text(value)
+
+
+def _lines(markers: Any, items: list[Any], format_spec: str) -> str:
+    out: list[str] = []
+    for marker, item in zip(markers, items, strict=False):
+        text = item_text(item, format_spec)
+        out.append(marker + text.replace("\n", "\n" + " " * len(marker)))
+    return "\n".join(out)
+
+
+def _pair_lines(markers: Any, mapping: dict[Any, Any], format_spec: str) -> str:
+    out: list[str] = []
+    for marker, (key, value) in zip(markers, mapping.items(), strict=False):
+        text = item_text(value, format_spec)
+        if "\n" in text or (text and isinstance(value, FORMATTING_CLASSES)):
+            pad = " " * len(marker)
+            out.append(f"{marker}{key}:\n{pad}" + text.replace("\n", "\n" + pad))
+        else:
+            out.append(f"{marker}{key}: {text}")
+    return "\n".join(out)
+
+
+def _list_schema(cls: type, source: Any, handler: Callable[[Any], Any]) -> Any:
+    """Validate as ``list[item]``, then make the list an instance of ``cls``."""
+    from typing import get_args
+
+    from pydantic_core import core_schema
+
+    args = get_args(source)
+    inner = handler(list[args[0]] if args else list)  # type: ignore[valid-type]
+    return core_schema.no_info_after_validator_function(cls, inner)
+
+
+def _dict_schema(cls: type, source: Any, handler: Callable[[Any], Any]) -> Any:
+    """Validate as ``dict[key, value]``, then make the dict an instance of ``cls``."""
+    from typing import get_args
+
+    from pydantic_core import core_schema
+
+    args = get_args(source)
+    inner = handler(dict[args[0], args[1]] if len(args) == 2 else dict)  # type: ignore[valid-type]
+    return core_schema.no_info_after_validator_function(cls, inner)

@@ -1,0 +1,465 @@
+"""Prompt functions: a typed Python stub whose template and return type make a model call.
+
+    @structio.prompt("Write a short poem about {topic}.")
+    def poem(topic: str) -> str: ...
+
+    poem("the sea")            # calls the model, returns the completion
+    poem.format("the sea")     # 'Write a short poem about the sea.' (no call)
+
+The parameters fill the template's ``{placeholders}`` (``str.format`` syntax: ``{x}``,
+``{x.attr}``, ``{x[0]}``, ``{price:.2f}``); values are inserted once and never read as
+template text again, so braces in them stay braces. Values render as in the adapters:
+strings as they are, formatting classes (`BulletedList`...) and anything with its own
+``__format__`` with it, other lists, dicts and models as JSON. A parameter annotated with a
+formatting class turns a plain list or dict into it.
+
+The return annotation is the output. ``str`` (or none) takes the completion as the answer.
+Any other type goes through an adapter (`ChatAdapter` unless ``adapter=``): a pydantic model
+or a NamedTuple gives one output field per member and comes back as an instance, any other
+type a single output field ``answer``. The docstring becomes the instructions.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import string
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from structio.exceptions import ConfigurationError, FormatError, ParseError, SignatureError
+from structio.formatting import as_formatting, formatting_class, has_own_format
+
+if typing.TYPE_CHECKING:
+    from structio.adapters.base import Adapter
+    from structio.lm.base import BaseLM
+    from structio.lm.types import LMResponse
+    from structio.signatures.signature import Signature
+
+__all__ = [
+    "AssistantMessage",
+    "ChatPromptFunction",
+    "PromptFunction",
+    "SystemMessage",
+    "UserMessage",
+    "chatprompt",
+    "prompt",
+]
+
+R = TypeVar("R")
+Role = Literal["system", "user", "assistant"]
+_PROMPT_FIELD = "prompt"
+_ANSWER_FIELD = "answer"
+
+
+@dataclass(frozen=True)
+class _Message:
+    content: str
+    role: typing.ClassVar[Role]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str):
+            raise SignatureError(
+                f"{type(self).__name__} takes a template string, not {type(self.content).__name__}"
+            )
+
+
+@dataclass(frozen=True)
+class SystemMessage(_Message):
+    """A system message template for `chatprompt`."""
+
+    role: typing.ClassVar[Role] = "system"
+
+
+@dataclass(frozen=True)
+class UserMessage(_Message):
+    """A user message template for `chatprompt`."""
+
+    role: typing.ClassVar[Role] = "user"
+
+
+@dataclass(frozen=True)
+class AssistantMessage(_Message):
+    """An assistant message template for `chatprompt` (an example answer, say)."""
+
+    role: typing.ClassVar[Role] = "assistant"
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` with the adapters' rendering of values, never re-reading them."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec or isinstance(value, str) or has_own_format(value):
+            return format(value, format_spec)
+        from structio.adapters._values import prompt_text
+
+        return prompt_text(value)
+
+
+_FORMATTER = _Formatter()
+
+
+class _BasePromptFunction(Generic[R]):
+    """What `prompt` and `chatprompt` functions share: binding, filling, calling."""
+
+    def __init__(
+        self,
+        function: Callable[..., R],
+        templates: Sequence[tuple[Role, str]],
+        *,
+        lm: BaseLM | None,
+        adapter: Adapter | None,
+        lm_kwargs: Mapping[str, Any],
+    ) -> None:
+        # The stub's name, docstring and module, for help() and tracebacks.
+        functools.update_wrapper(self, function)  # type: ignore[arg-type]
+        self._function = function
+        self._name = getattr(function, "__qualname__", repr(function))
+        self._templates = list(templates)
+        self.lm = lm
+        self.adapter = adapter
+        self.lm_kwargs = dict(lm_kwargs)
+        self._parameters = inspect.signature(function)
+        for parameter in self._parameters.parameters.values():
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise SignatureError(
+                    f"{self._name}: *args and **kwargs cannot fill a template; "
+                    f"declare each input as a parameter (got {parameter})"
+                )
+        try:
+            hints = typing.get_type_hints(function)
+        except Exception as exc:  # a NameError or TypeError from the user's annotations
+            raise SignatureError(f"{self._name}: cannot read its annotations: {exc}") from exc
+        self._formats = {
+            name: klass
+            for name, hint in hints.items()
+            if name != "return" and (klass := formatting_class(hint)) is not None
+        }
+        self.return_type: Any = hints.get("return", str)
+        for _, template in self._templates:
+            self._check_template(template)
+        self._signature: type[Signature] | None = None
+        if self.return_type is not str:
+            self._signature = _output_signature(
+                self._name, self.return_type, inspect.getdoc(function)
+            )
+        self._check()
+
+    def _check(self) -> None:
+        """Checks a kind of prompt function adds (run at decoration)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._name}>"
+
+    def _check_template(self, template: str) -> None:
+        try:
+            fields = [f for _, f, _, _ in _FORMATTER.parse(template) if f is not None]
+        except ValueError as exc:
+            raise SignatureError(
+                f"{self._name}: invalid template {template!r}: {exc} (write {{{{ and }}}} "
+                "for literal braces)"
+            ) from None
+        names = list(self._parameters.parameters)
+        for field in fields:
+            root = field.split(".", 1)[0].split("[", 1)[0]
+            if not root or root.isdigit():
+                raise SignatureError(
+                    f"{self._name}: placeholder {{{field}}} must name a parameter "
+                    f"({', '.join(names) or 'none'})"
+                )
+            if root not in self._parameters.parameters:
+                raise SignatureError(
+                    f"{self._name}: placeholder {{{field}}} has no matching parameter; "
+                    f"its parameters: {', '.join(names) or 'none'}"
+                )
+
+    def _arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            bound = self._parameters.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise FormatError(f"{self._name}(): {exc}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        for name, klass in self._formats.items():
+            values[name] = as_formatting(values[name], klass)
+        return values
+
+    def _fill(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[dict[str, str]]:
+        values = self._arguments(args, kwargs)
+        return [
+            {"role": role, "content": _FORMATTER.vformat(template, (), values)}
+            for role, template in self._templates
+        ]
+
+    def _adapter(self) -> Adapter:
+        from structio.adapters.chat_adapter import ChatAdapter
+        from structio.settings import current_settings
+
+        return self.adapter or current_settings().adapter or ChatAdapter()
+
+    def _resolve(self) -> tuple[BaseLM, Adapter]:
+        from structio.settings import current_settings
+
+        lm = self.lm or current_settings().lm
+        if lm is None:
+            raise ConfigurationError(
+                f"no LM to call for {self._name}: pass lm= to the decorator, or set one with "
+                "structio.configure(lm=structio.LM('openai/gpt-4o-mini'))"
+            )
+        return lm, self._adapter()
+
+    def _text(self, response: LMResponse) -> Any:
+        return response.completions[0].text if response.completions else ""
+
+    def _build(self, values: Mapping[str, Any], completion: str) -> Any:
+        """The return value from the parsed output fields."""
+        kind = self.return_type
+        if _is_model(kind):
+            from pydantic import ValidationError
+
+            try:
+                return kind.model_validate(dict(values))
+            except ValidationError as exc:
+                raise ParseError(
+                    adapter="prompt function",
+                    signature=self._signature,
+                    completion=completion,
+                    parsed=values,
+                    problem=f"the answer is not a valid {kind.__name__}: {exc}",
+                ) from None
+        if _is_namedtuple(kind):
+            return kind(**values)
+        return values[_ANSWER_FIELD]
+
+
+class PromptFunction(_BasePromptFunction[R]):
+    """A function made by `prompt`: call it to run the model; `format` shows the prompt."""
+
+    def format(self, *args: Any, **kwargs: Any) -> str:
+        """The user prompt: the template filled with the arguments (no model call).
+
+        Raises:
+            FormatError: An argument is missing or unknown.
+        """
+        return self._fill(args, kwargs)[-1]["content"]
+
+    def messages(self, *args: Any, **kwargs: Any) -> list[dict[str, str]]:
+        """The messages a call sends (for a typed return, the adapter's, around the prompt)."""
+        text = self.format(*args, **kwargs)
+        if self._signature is None:
+            return self._plain_messages(text)
+        return self._adapter().format(self._signature, (), {_PROMPT_FIELD: text})
+
+    def _plain_messages(self, text: str) -> list[dict[str, str]]:
+        doc = inspect.getdoc(self._function)
+        system = [{"role": "system", "content": doc}] if doc else []
+        return [*system, {"role": "user", "content": text}]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        """Fill the template, call the model and return the typed answer.
+
+        Raises:
+            FormatError: An argument is missing or unknown.
+            ParseError: A typed answer cannot be read from the completion.
+            LMError: The provider failed.
+        """
+        text = self.format(*args, **kwargs)
+        lm, adapter = self._resolve()
+        if self._signature is None:
+            result: R = self._text(lm(self._plain_messages(text), **self.lm_kwargs))
+            return result
+        outcome = adapter(lm, self.lm_kwargs, self._signature, (), {_PROMPT_FIELD: text})
+        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
+        return built
+
+    async def acall(self, *args: Any, **kwargs: Any) -> R:
+        """Async form of calling the function."""
+        text = self.format(*args, **kwargs)
+        lm, adapter = self._resolve()
+        if self._signature is None:
+            response = await lm.acall(self._plain_messages(text), **self.lm_kwargs)
+            result: R = self._text(response)
+            return result
+        outcome = await adapter.acall(
+            lm, self.lm_kwargs, self._signature, (), {_PROMPT_FIELD: text}
+        )
+        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
+        return built
+
+
+class ChatPromptFunction(_BasePromptFunction[R]):
+    """A function made by `chatprompt`: call it to run the model; `format` shows the chat."""
+
+    def _check(self) -> None:
+        if self._signature is not None and self._templates[-1][0] != "user":
+            raise SignatureError(
+                f"{self._name}: a chatprompt with a typed return must end with a "
+                "UserMessage (the request the answer is read from)"
+            )
+
+    def format(self, *args: Any, **kwargs: Any) -> list[dict[str, str]]:
+        """The messages: each template filled with the arguments (no model call).
+
+        Raises:
+            FormatError: An argument is missing or unknown.
+        """
+        return self._fill(args, kwargs)
+
+    def messages(self, *args: Any, **kwargs: Any) -> list[dict[str, str]]:
+        """The messages a call sends (for a typed return, with the adapter's instructions)."""
+        return self._request(self.format(*args, **kwargs), self._adapter())[0]
+
+    def _request(
+        self, chat: list[dict[str, str]], adapter: Adapter
+    ) -> tuple[list[dict[str, str]], type[Signature] | None]:
+        """The messages to send, and the signature to read a typed answer with."""
+        if self._signature is None:
+            return chat, None
+        # The chat's system messages join the instructions; the adapter's system message
+        # describes the answer; the last user message is the request, with its reminder.
+        system = "\n\n".join(m["content"] for m in chat if m["role"] == "system")
+        sig = self._signature
+        if system and inspect.getdoc(self._function):
+            sig = sig.with_instructions(f"{sig.instructions}\n\n{system}")
+        elif system:  # the system messages replace the default sentence
+            sig = sig.with_instructions(system)
+        turns = [m for m in chat if m["role"] != "system"]
+        request = adapter.format(sig, (), {_PROMPT_FIELD: turns[-1]["content"]})
+        return [request[0], *turns[:-1], request[-1]], sig
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        """Fill the messages, call the model and return the typed answer.
+
+        Raises:
+            FormatError: An argument is missing or unknown.
+            ParseError: A typed answer cannot be read from the completion.
+            LMError: The provider failed.
+        """
+        lm, adapter = self._resolve()
+        messages, sig = self._request(self.format(*args, **kwargs), adapter)
+        if sig is None:
+            result: R = self._text(lm(messages, **self.lm_kwargs))
+            return result
+        response = lm(messages, **adapter.lm_kwargs(lm, sig, self.lm_kwargs))
+        text = self._text(response)
+        built: R = self._build(adapter.parse(sig, text), text)
+        return built
+
+    async def acall(self, *args: Any, **kwargs: Any) -> R:
+        """Async form of calling the function."""
+        lm, adapter = self._resolve()
+        messages, sig = self._request(self.format(*args, **kwargs), adapter)
+        if sig is None:
+            result: R = self._text(await lm.acall(messages, **self.lm_kwargs))
+            return result
+        response = await lm.acall(messages, **adapter.lm_kwargs(lm, sig, self.lm_kwargs))
+        text = self._text(response)
+        built: R = self._build(adapter.parse(sig, text), text)
+        return built
+
+
+def prompt(
+    template: str,
+    *,
+    lm: BaseLM | None = None,
+    adapter: Adapter | None = None,
+    **lm_kwargs: Any,
+) -> Callable[[Callable[..., R]], PromptFunction[R]]:
+    """Turn a typed function stub into a model call with ``template`` as the user prompt.
+
+    Args:
+        template: The prompt, with ``{parameter}`` placeholders (``str.format`` syntax).
+        lm: The model; by default the one set with `structio.configure` at call time.
+        adapter: How a typed return is asked for and read (`ChatAdapter` by default).
+        **lm_kwargs: Request parameters for every call (``temperature``...).
+
+    Raises:
+        SignatureError: At decoration: a placeholder names no parameter, the template is
+            malformed, or the function takes ``*args`` / ``**kwargs``.
+    """
+    if not isinstance(template, str):
+        raise SignatureError(
+            f"@prompt takes a template string, not {type(template).__name__}; "
+            "write @structio.prompt('...{x}...')"
+        )
+
+    def decorate(function: Callable[..., R]) -> PromptFunction[R]:
+        return PromptFunction(
+            function, [("user", template)], lm=lm, adapter=adapter, lm_kwargs=lm_kwargs
+        )
+
+    return decorate
+
+
+def chatprompt(
+    *messages: SystemMessage | UserMessage | AssistantMessage,
+    lm: BaseLM | None = None,
+    adapter: Adapter | None = None,
+    **lm_kwargs: Any,
+) -> Callable[[Callable[..., R]], ChatPromptFunction[R]]:
+    """Turn a typed function stub into a model call with a list of message templates.
+
+    For a typed return, the chat's system messages join the instructions, the adapter's
+    system message describes the answer, and the answer is read from the completion of
+    the last user message (one request: no second, JSON request on a failed read).
+
+    Raises:
+        SignatureError: At decoration: no messages, something other than a message, a
+            placeholder that names no parameter.
+    """
+    if not messages:
+        raise SignatureError("@chatprompt needs at least one message template")
+    for index, message in enumerate(messages):
+        if not isinstance(message, _Message):
+            raise SignatureError(
+                f"@chatprompt message {index} must be SystemMessage, UserMessage or "
+                f"AssistantMessage, not {type(message).__name__}"
+            )
+    templates = [(m.role, m.content) for m in messages]
+
+    def decorate(function: Callable[..., R]) -> ChatPromptFunction[R]:
+        return ChatPromptFunction(function, templates, lm=lm, adapter=adapter, lm_kwargs=lm_kwargs)
+
+    return decorate
+
+
+def _is_model(kind: Any) -> bool:
+    if not isinstance(kind, type):
+        return False
+    from pydantic import BaseModel
+
+    return issubclass(kind, BaseModel)
+
+
+def _is_namedtuple(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
+
+
+def _output_signature(name: str, kind: Any, doc: str | None) -> type[Signature]:
+    """``prompt: str -> <outputs of kind>``, with the docstring as instructions."""
+    from structio.signatures.field import InputField, OutputField
+    from structio.signatures.signature import make_signature
+
+    fields: dict[str, Any] = {_PROMPT_FIELD: (str, InputField())}
+    if _is_model(kind):
+        for field_name, info in kind.model_fields.items():
+            annotation = info.annotation if info.annotation is not None else Any
+            fields[field_name] = (annotation, OutputField(desc=info.description))
+    elif _is_namedtuple(kind):
+        for field_name, annotation in typing.get_type_hints(kind).items():
+            fields[field_name] = (annotation, OutputField())
+    else:
+        fields[_ANSWER_FIELD] = (kind, OutputField())
+    if _PROMPT_FIELD in fields and len(fields) == 1:
+        raise SignatureError(f"{name}: the return type {kind!r} has no fields")
+    try:
+        return make_signature(fields, doc or None, name=_class_name(name))
+    except SignatureError as exc:
+        raise SignatureError(f"{name}: return type {kind!r}: {exc}") from None
+
+
+def _class_name(qualname: str) -> str:
+    cleaned = "".join(c if c.isalnum() else "_" for c in qualname.split(".")[-1])
+    return cleaned if cleaned.isidentifier() else "PromptFunction"

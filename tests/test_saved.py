@@ -1,0 +1,225 @@
+"""Named prompts: demos checked at construction, save -> load -> equal, plain-string prompts."""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+
+import pydantic
+import pytest
+
+import structio as sio
+
+
+class Level(enum.Enum):
+    EASY = "easy"
+    HARD = "hard"
+
+
+class Source(pydantic.BaseModel):
+    url: str
+    year: int
+
+
+class QuestionGeneration(sio.Signature):
+    """Write a question about the context."""
+
+    context: str = sio.InputField(desc="a passage")
+    source: Source | None = sio.InputField(default=None)
+    question: str = sio.OutputField()
+    level: Level = sio.OutputField()
+    tags: list[str] = sio.OutputField(max_length=3)
+
+
+DEMO = {
+    "context": "Paris is the capital of France.",
+    "source": {"url": "https://example.org", "year": 2020},
+    "question": "What is the capital of France?",
+    "level": "easy",
+    "tags": ["geography"],
+}
+
+
+def make() -> sio.Predict:
+    lm = sio.LM(
+        "openai/gpt-4o-mini",
+        temperature=0.2,
+        api_key="sk-very-secret",
+        api_base="http://127.0.0.1:9/v1",
+        extra_headers={"Authorization": "Bearer also-secret"},
+    )
+    return sio.Predict(
+        QuestionGeneration,
+        name="question_generation",
+        demos=[DEMO, {"context": "Rome.", "question": "Where?"}],
+        lm=lm,
+        adapter=sio.JSONAdapter(),
+        max_prompt_tokens=4000,
+        truncation_step="auto",
+        n=2,
+    )
+
+
+def test_demos_are_converted_to_the_declared_types() -> None:
+    demo = make().demos[0]
+    assert demo["level"] is Level.EASY
+    assert demo["source"] == Source(url="https://example.org", year=2020)
+
+
+@pytest.mark.parametrize(
+    ("demos", "message"),
+    [
+        (
+            [{"context": "x", "questoin": "y"}],
+            r"demo 0: `questoin` is not a field .*did you mean `question`",
+        ),
+        ([DEMO, {"level": "medium"}], r"demo 1, field `level`: 'medium' is not a valid value"),
+        ([{"tags": ["a", "b", "c", "d"]}], r"demo 0, field `tags`.*max_length=3"),
+        ([{"source": {"url": "u"}}], r"demo 0, field `source`.*year"),
+        (["not a dict"], r"demo 0 must be a dict"),
+        ({"context": "x"}, r"demos must be a list of dicts"),
+    ],
+)
+def test_bad_demos_name_the_index_and_field(demos: object, message: str) -> None:
+    with pytest.raises(sio.FormatError, match=message):
+        sio.Predict(QuestionGeneration, demos=demos)  # type: ignore[arg-type]
+
+
+def test_a_str_field_takes_a_list_of_passages_in_a_demo() -> None:
+    p = sio.Predict("context -> answer", demos=[{"context": ["a", "b"], "answer": "c"}])
+    assert p.demos[0]["context"] == ["a", "b"]
+
+
+def test_instructions_must_not_be_empty() -> None:
+    with pytest.raises(sio.SignatureError, match="empty instructions"):
+        sio.Predict(QuestionGeneration.with_instructions("  "))
+
+
+def test_names_name_files() -> None:
+    with pytest.raises(sio.ConfigurationError, match="a prompt name is letters"):
+        sio.Predict("q -> a", name="../escape")
+    assert sio.Predict("q -> a", name="qa-v2.1").name == "qa-v2.1"
+
+
+def test_save_then_load_is_equal(tmp_path: Path) -> None:
+    original = make()
+    path = tmp_path / "qg.json"
+    original.save(path)
+    loaded = sio.Predict.load(path)
+    assert loaded == original
+    assert loaded.signature == QuestionGeneration
+    assert loaded.demos == original.demos
+    assert loaded.demos[0]["level"] is Level.EASY
+    assert isinstance(loaded.adapter, sio.JSONAdapter)
+    assert isinstance(loaded.lm, sio.LM)
+    assert loaded.lm.kwargs == {"temperature": 0.2, "api_base": "http://127.0.0.1:9/v1"}
+    assert loaded.lm_kwargs == {"n": 2}
+    assert loaded.truncation_step == "auto"
+    assert loaded.format(context="x") == original.format(context="x")
+
+
+def test_the_file_is_readable_json_without_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "qg.json"
+    make().save(path)
+    text = path.read_text(encoding="utf-8")
+    assert "secret" not in text
+    data = json.loads(text)
+    assert data["name"] == "question_generation"
+    assert data["signature"]["instructions"] == "Write a question about the context."
+    assert data["signature"]["fields"][3] == {
+        "name": "level",
+        "kind": "output",
+        "type": "tests.test_saved:Level",
+    }
+    assert data["demos"][0]["source"] == {"url": "https://example.org", "year": 2020}
+    assert data["adapter"] == {"type": "JSONAdapter"}
+    assert data["lm"]["model"] == "openai/gpt-4o-mini"
+    assert text.startswith('{\n  "structio_prompt": 1,')
+
+
+def test_save_prompt_and_load_prompt_use_structio_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRUCTIO_HOME", str(tmp_path))
+    path = sio.save_prompt(make())
+    assert path == tmp_path / "prompts" / "question_generation.json"
+    assert sio.load_prompt("question_generation") == make()
+    with pytest.raises(
+        sio.ConfigurationError, match=r"no saved prompt named 'other'.*question_generation"
+    ):
+        sio.load_prompt("other")
+    with pytest.raises(sio.ConfigurationError, match="needs a named prompt"):
+        sio.save_prompt(sio.Predict("q -> a"))
+
+
+def test_a_failed_save_leaves_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    make().save(path)
+    before = path.read_text(encoding="utf-8")
+
+    class Local(pydantic.BaseModel):
+        x: int
+
+    sig = sio.make_signature({"q": (Local, sio.InputField()), "a": (str, sio.OutputField())})
+    with pytest.raises(sio.SignatureError, match="inside a function"):
+        sio.Predict(sig).save(path)
+    assert path.read_text(encoding="utf-8") == before
+    assert [p.name for p in tmp_path.iterdir()] == ["p.json"]
+
+
+def test_loading_bad_files_says_what_is_wrong(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    with pytest.raises(sio.ConfigurationError, match="cannot read saved prompt"):
+        sio.Predict.load(path)
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(sio.ConfigurationError, match="not valid JSON"):
+        sio.Predict.load(path)
+    path.write_text("[]", encoding="utf-8")
+    with pytest.raises(sio.ConfigurationError, match="not a saved structio prompt"):
+        sio.Predict.load(path)
+    make().save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["signature"]["fields"][3]["type"] = "tests.gone_module:Level"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(sio.SignatureError, match=r"'tests\.gone_module:Level' is not importable"):
+        sio.Predict.load(path)
+
+
+def test_to_string_is_the_whole_prompt_as_text() -> None:
+    p = sio.Predict(
+        QuestionGeneration,
+        demos=[DEMO, {"context": "Two\nlines.", "question": "How many lines?"}],
+    )
+    assert p.to_string(context="Rome is in Italy.") == (
+        "Write a question about the context.\n\n---\n\n"
+        "context: Paris is the capital of France.\n"
+        'source: {"url": "https://example.org", "year": 2020}\n'
+        "question: What is the capital of France?\n"
+        "level: easy\n"
+        'tags: ["geography"]\n\n---\n\n'
+        "context:\nTwo\nlines.\n"
+        "question: How many lines?\n\n---\n\n"
+        "context: Rome is in Italy.\n"
+        "question:"
+    )
+    with pytest.raises(sio.FormatError, match="`question` not an input"):
+        p.to_string(question="x")
+
+
+def test_to_string_shows_history_turns() -> None:
+    sig = sio.make_signature("question, history: History -> answer")
+    text = sio.Predict(sig).to_string(
+        question="And 3+3?", history=sio.History([{"question": "2+2?", "answer": "4"}])
+    )
+    assert text.endswith("question: 2+2?\nanswer: 4\n\n---\n\nquestion: And 3+3?\nanswer:")
+
+
+def test_format_returns_the_chat_messages() -> None:
+    p = sio.Predict(QuestionGeneration, demos=[DEMO])
+    assert p.format(context="x") == sio.ChatAdapter().format(
+        QuestionGeneration, p.demos, {"context": "x"}
+    )
+    assert p.format(context="x", adapter=sio.JSONAdapter())[0]["content"].startswith(
+        "Your input fields are:"
+    )
