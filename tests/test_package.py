@@ -133,7 +133,8 @@ def test_readme_draws_the_same_error_tree_as_the_code() -> None:
     readme = tree((ROOT / "README.md").read_text(encoding="utf-8"))
     code = tree(structio.exceptions.__doc__ or "")
     assert readme == code
-    assert len(code) == 18
+    drawn = {line.lstrip("│├└─ ").split()[0] for line in code}
+    assert drawn == set(structio.exceptions.__all__)
 
 
 def test_parse_benchmark_runs_without_dspy() -> None:
@@ -153,3 +154,25 @@ def test_parse_benchmark_runs_without_dspy() -> None:
         recovered, rejected, wrong, refused, hallucinated = map(int, row[3:8])
         assert (rejected, wrong, hallucinated) == (0, 0, 0)
         assert recovered + refused == int(row[2])
+
+
+def test_readme_run_it_command_works_and_ci_runs_it(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Run it") :]
+    command = section.split("```bash\n", 1)[1].split("\n```", 1)[0]
+    shown = section.split("```\n\n```\n", 1)[1].split("\n```", 1)[0]  # the output block
+    assert command.startswith("structio finetune ")
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    argv = command.split()[1:]
+    # The same command, run from the repository root, writing into a temporary folder.
+    out = tmp_path / argv[argv.index("-o") + 1]
+    argv[argv.index("-o") + 1] = str(out)
+    done = subprocess.run(
+        [sys.executable, "-m", "structio", *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert done.stdout.strip() == shown.replace("tickets.finetune.jsonl", str(out))
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 20

@@ -10,58 +10,96 @@ from structio.exceptions import FormatError
 from structio.signatures.history import History
 from structio.signatures.signature import Signature
 
-__all__ = ["checked_demos", "demo_from_data", "demo_to_data"]
+__all__ = ["InvalidFieldError", "checked_demos", "demo_from_data", "demo_to_data", "typed_values"]
+
+
+class InvalidFieldError(ValueError):
+    """A value of an example that does not fit its field (``field`` names it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def typed_values(
+    signature: type[Signature], example: Mapping[str, Any], *, from_text: bool = False
+) -> dict[str, Any]:
+    """An example's values converted to their fields' types.
+
+    ``None`` is kept (a value not given). A ``str`` field also takes a list of strings
+    (shown as numbered passages, as the adapters do). With ``from_text`` the values are
+    text (a CSV cell): an empty cell is ``None`` and other types are read from the text as
+    from a completion (``"4"`` for an int, ``'["a"]'`` for a list).
+
+    Raises:
+        InvalidFieldError: A key is not a field of the signature, or a value does not fit.
+    """
+    from structio.adapters._values import type_info
+
+    fields = signature.fields
+    values: dict[str, Any] = {}
+    for key, value in example.items():
+        field = fields.get(key)
+        if field is None:
+            close = difflib.get_close_matches(str(key), list(fields), n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise InvalidFieldError(
+                str(key),
+                f"`{key}` is not a field of {signature.__name__}{hint}; "
+                f"its fields: {', '.join(fields)}",
+            )
+        if from_text and value == "":
+            value = None
+        if value is None or field.annotation is History:
+            values[key] = value
+            continue
+        passages = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        if field.annotation is str and passages:
+            values[key] = list(value)
+            continue
+        info = type_info(field.annotation, tuple(field.constraints.items()))
+        try:
+            values[key] = (
+                info.parse_text(value)
+                if from_text and isinstance(value, str)
+                else info.validate(value)
+            )
+        except ValueError as exc:
+            raise InvalidFieldError(
+                str(key), f"field `{key}`: {_shown(value)} is not a valid value: {exc}"
+            ) from None
+    return values
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def checked_demos(
     signature: type[Signature], demos: Iterable[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The demos with each value converted to its field's type.
+    """The demos with each value converted to its field's type (see `typed_values`).
 
-    A demo may leave fields out (an incomplete example) and give ``None``. A ``str`` field
-    also takes a list of strings (shown as numbered passages, as the adapters do).
+    A demo may leave fields out (an incomplete example) and give ``None``.
 
     Raises:
         FormatError: A demo is not a dict, names a field the signature lacks, or has a
             value that is not of the field's type; the message names the demo's index and
             the field.
     """
-    from structio.adapters._values import type_info
-
     if isinstance(demos, (str, bytes, Mapping)):
         raise FormatError(f"demos must be a list of dicts, not a {type(demos).__name__}")
     checked: list[dict[str, Any]] = []
-    fields = signature.fields
     for index, demo in enumerate(demos):
         if not isinstance(demo, Mapping):
             raise FormatError(
                 f"demo {index} must be a dict of field name to value, not {type(demo).__name__}"
             )
-        values: dict[str, Any] = {}
-        for key, value in demo.items():
-            field = fields.get(key)
-            if field is None:
-                close = difflib.get_close_matches(str(key), list(fields), n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
-                raise FormatError(
-                    f"demo {index}: `{key}` is not a field of {signature.__name__}{hint}; "
-                    f"its fields: {', '.join(fields)}"
-                )
-            if value is None or field.annotation is History:
-                values[key] = value
-                continue
-            passages = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-            if field.annotation is str and passages:
-                values[key] = list(value)
-                continue
-            info = type_info(field.annotation, tuple(field.constraints.items()))
-            try:
-                values[key] = info.validate(value)
-            except ValueError as exc:
-                raise FormatError(
-                    f"demo {index}, field `{key}`: {value!r} is not a valid value: {exc}"
-                ) from None
-        checked.append(values)
+        try:
+            checked.append(typed_values(signature, demo))
+        except InvalidFieldError as exc:
+            raise FormatError(f"demo {index}: {exc}") from None
     return checked
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "count_rows"]
 
 
 class Progress:
@@ -19,7 +20,7 @@ class Progress:
 
     def __init__(
         self,
-        total: int,
+        total: int | None,
         *,
         label: str = "structio",
         enabled: bool = True,
@@ -28,7 +29,8 @@ class Progress:
         self.total = total
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = enabled and total > 0 and _isatty(self.stream)
+        # An unknown total (streamed input) shows the count and the rate without a bar.
+        self.enabled = enabled and (total is None or total > 0) and _isatty(self.stream)
         self.done = 0
         self.failed = 0
         self._start = time.monotonic()
@@ -54,10 +56,14 @@ class Progress:
                 self.stream.flush()
 
     def _draw(self, now: float) -> None:
-        width = 24
-        filled = int(width * self.done / self.total)
         rate = self.done / max(now - self._start, 1e-9)
         failed = f", {self.failed} failed" if self.failed else ""
+        if self.total is None:
+            self.stream.write(f"\r{self.label} {self.done} {rate:.1f}/s{failed}")
+            self.stream.flush()
+            return
+        width = 24
+        filled = int(width * min(self.done, self.total) / self.total)
         bar = "#" * filled + "-" * (width - filled)
         self.stream.write(f"\r{self.label} {self.done}/{self.total} [{bar}] {rate:.1f}/s{failed}")
         self.stream.flush()
@@ -68,3 +74,17 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def count_rows(source: Any) -> int | None:
+    """Rows to expect from a data file (its lines) or a sized collection; ``None`` if unknown."""
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, "rb") as handle:
+                return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+        except OSError:
+            return None
+    try:
+        return len(source)
+    except TypeError:
+        return None

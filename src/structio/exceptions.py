@@ -15,6 +15,7 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     │   └── ConfigurationError      (RuntimeError) no LM configured, or a setting is invalid
     │       └── TokenizerError                an encoding is unknown or not available offline
     ├── ParseError                  (ValueError)  a completion cannot be read as the outputs
+    ├── DataError                   (ValueError)  examples or a finetune file have problems
     ├── BatchError                                some items of a batch failed (all results kept)
     └── LMError                                   the model provider failed the request
         ├── AuthenticationError     (PermissionError) missing or rejected API key
@@ -37,6 +38,7 @@ __all__ = [
     "BatchError",
     "ConfigurationError",
     "ContextWindowExceededError",
+    "DataError",
     "FormatError",
     "LMConnectionError",
     "LMError",
@@ -228,6 +230,24 @@ def _rebuild_parse_error(state: dict[str, Any]) -> ParseError:
     error.__dict__.update(state)
     Exception.__init__(error, error._message())
     return error
+
+
+class DataError(StructioError, ValueError):
+    """Raised when finetune examples or a finetune file have problems.
+
+    `structio.finetune.write_jsonl` raises it when any example is invalid and
+    ``skip_invalid`` is off; then nothing is written at the target path. Each problem names
+    the input line (or example number), the field where there is one, and what to do.
+
+    Attributes:
+        problems: The problems found (`structio.finetune.Problem`), in input order.
+        summary: The run's `structio.finetune.Summary` (counts and token statistics).
+    """
+
+    def __init__(self, message: str, *, problems: Sequence[Any] = (), summary: Any = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
+        self.summary = summary
 
 
 class BatchError(StructioError):

@@ -55,23 +55,30 @@ class Tokenizer:
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r})"
 
-    def encode(self, text: str) -> tuple[int, ...]:
-        """The tokens of ``text`` (from the cache when it was seen before)."""
+    def encode(self, text: str, *, cache: bool = True) -> tuple[int, ...]:
+        """The tokens of ``text`` (from the cache when it was seen before).
+
+        Args:
+            text: The text to encode.
+            cache: Remember the result. Pass ``False`` for text that will not come again
+                (a stream of distinct rows), so the cache keeps the texts that do.
+        """
         with self._lock:
             cached = self._cache.get(text)
             if cached is not None:
                 self._cache.move_to_end(text)
                 return cached
         tokens = tuple(self._encode(text))
-        with self._lock:
-            self._cache[text] = tokens
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+        if cache:
+            with self._lock:
+                self._cache[text] = tokens
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
         return tokens
 
-    def count(self, text: str) -> int:
-        """How many tokens ``text`` has."""
-        return len(self.encode(text))
+    def count(self, text: str, *, cache: bool = True) -> int:
+        """How many tokens ``text`` has (``cache`` as in `encode`)."""
+        return len(self.encode(text, cache=cache))
 
     def clear(self) -> None:
         """Forget every cached encoding (to free memory, or to measure cold encoding)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +34,16 @@ def get_litellm() -> Any:
         with _IMPORT_LOCK:
             if _litellm is None:
                 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-                import litellm
+                # litellm's import builds pydantic models, and pydantic warns about
+                # litellm's own types; those warnings are not the caller's to act on, and
+                # under ``-W error`` they would leave the classes half-built.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    import litellm
+
+                    # Some response classes finish building on first use; do it here, where
+                    # those warnings are silenced, rather than inside a caller's request.
+                    litellm.ModelResponse()
 
                 litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
                 if hasattr(litellm, "telemetry"):

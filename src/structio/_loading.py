@@ -1,0 +1,75 @@
+"""Finding a signature from the command line: a file, a module, or a string spec."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+from structio.exceptions import SignatureError
+from structio.signatures.signature import Signature, SignatureMeta, make_signature
+
+__all__ = ["load_signature"]
+
+
+def load_signature(ref: str) -> type[Signature]:
+    """A signature from ``path/to/file.py:ClassName``, ``package.module:ClassName`` or a spec.
+
+    A text with ``->`` is a string spec (``"question -> answer: int"``).
+
+    Raises:
+        SignatureError: The file, module or class cannot be found, or is not a signature.
+    """
+    if "->" in ref:
+        return make_signature(ref)
+    location, sep, name = ref.rpartition(":")
+    if not sep or not location or not name.replace(".", "_").isidentifier():
+        raise SignatureError(
+            f"cannot find signature {ref!r}: give path/to/file.py:ClassName, "
+            "package.module:ClassName, or a spec such as 'question -> answer: int'"
+        )
+    module = _module_from_file(location) if location.endswith(".py") else _module(location)
+    obj: Any = module
+    for attr in name.split("."):
+        if not hasattr(obj, attr):
+            raise SignatureError(f"{location} has no {name!r} (looking for signature {ref!r})")
+        obj = getattr(obj, attr)
+    if not isinstance(obj, SignatureMeta):
+        raise SignatureError(f"{ref!r} is a {type(obj).__name__}, not a Signature class")
+    return typing.cast("type[Signature]", obj)
+
+
+def _module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise SignatureError(f"cannot import module {name!r}: {exc}") from None
+
+
+def _module_from_file(location: str) -> Any:
+    path = Path(location).resolve()
+    if not path.is_file():
+        raise SignatureError(f"no such file: {location!r}")
+    # The file's folder goes on the path, so that its own imports (and the classes it
+    # names, saved as module:QualName) resolve as when it is run from there.
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    name = path.stem
+    existing = sys.modules.get(name)
+    if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
+        return existing
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SignatureError(f"cannot load {location!r} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise SignatureError(f"{location} failed to load: {type(exc).__name__}: {exc}") from exc
+    return module

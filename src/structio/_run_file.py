@@ -1,0 +1,152 @@
+"""Batch predictions from a data file to a JSONL file that survives interruptions.
+
+Each finished row is appended (and flushed) as ``{"line": n, "inputs": {...}, "outputs":
+{...}}``, ``line`` being the row's line in the data file. A rerun reads the file, skips the
+rows already there (and drops a last line cut off by a crash), and does the rest. Rows that
+fail go to ``<output>.errors.jsonl`` (rewritten each run) with the error, so none is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from structio._progress import Progress, count_rows
+from structio.finetune import Problem, read_examples
+from structio.predict import Predict, Prediction
+
+__all__ = ["RunSummary", "errors_path", "run_file"]
+
+
+@dataclass
+class RunSummary:
+    """What a run did: rows done now, done before, failed (with their errors)."""
+
+    output: Path
+    done: int = 0
+    already_done: int = 0
+    failed: list[tuple[int, str]] = field(default_factory=list)
+
+    def report(self) -> str:
+        """One line per fact, then the first failures."""
+        lines = [
+            f"{self.done:,} rows predicted, {self.already_done:,} already in {self.output}, "
+            f"{len(self.failed):,} failed"
+        ]
+        if self.failed:
+            lines.append(f"failed rows are in {errors_path(self.output)}; rerun to retry them:")
+            lines.extend(f"  line {line}: {error}" for line, error in self.failed[:10])
+        return "\n".join(lines)
+
+
+def errors_path(output: Path) -> Path:
+    """Where a run writes its failed rows: ``preds.jsonl`` -> ``preds.errors.jsonl``."""
+    return output.with_name(f"{output.stem}.errors.jsonl")
+
+
+def done_lines(output: Path) -> set[int]:
+    """The data lines already predicted in ``output``; a cut-off last line is removed."""
+    if not output.exists():
+        return set()
+    done: set[int] = set()
+    good_end = 0
+    with output.open("rb") as handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break  # written in part when the run stopped
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError:
+                break
+            if isinstance(row, dict) and isinstance(row.get("line"), int):
+                done.add(row["line"])
+            good_end += len(raw)
+    if good_end < output.stat().st_size:
+        with output.open("r+b") as handle:
+            handle.truncate(good_end)
+    return done
+
+
+def run_file(
+    predict: Predict,
+    data: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    output: str | os.PathLike[str],
+    *,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> RunSummary:
+    """Predict every row of ``data`` into ``output``, resuming where a previous run stopped."""
+    from structio.adapters._values import jsonable
+
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    summary = RunSummary(out)
+    done = done_lines(out)
+    inputs_of = predict.signature.input_fields
+    bar = Progress(count_rows(data), label=predict.signature.__name__, enabled=progress)
+    pending: dict[Future[Prediction], tuple[int, dict[str, Any]]] = {}
+
+    def finish(future: Future[Prediction], handle: Any) -> None:
+        line, inputs = pending.pop(future)
+        try:
+            prediction = future.result()
+        except Exception as exc:
+            summary.failed.append((line, f"{type(exc).__name__}: {exc}"))
+            bar.advance(failed=True)
+            return
+        record = {
+            "line": line,
+            "inputs": jsonable(inputs),
+            "outputs": jsonable(prediction.to_dict()),
+        }
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+        summary.done += 1
+        bar.advance()
+
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    try:
+        with out.open("a", encoding="utf-8") as handle:
+            for line, values in read_examples(data, predict.signature):
+                if line in done:
+                    summary.already_done += 1
+                    bar.advance()
+                    continue
+                if isinstance(values, Problem):
+                    summary.failed.append((line, values.message))
+                    bar.advance(failed=True)
+                    continue
+                inputs = {k: v for k, v in values.items() if k in inputs_of and v is not None}
+                pending[pool.submit(_predict, predict, inputs)] = (line, inputs)
+                while len(pending) >= 2 * concurrency:  # bounded: the data is streamed
+                    finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        finish(future, handle)
+            while pending:
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    finish(future, handle)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+        _write_errors(out, summary.failed)
+    return summary
+
+
+def _predict(predict: Predict, inputs: dict[str, Any]) -> Prediction:
+    return predict(**inputs)
+
+
+def _write_errors(out: Path, failed: list[tuple[int, str]]) -> None:
+    path = errors_path(out)
+    if not failed:
+        path.unlink(missing_ok=True)
+        return
+    with path.open("w", encoding="utf-8") as handle:
+        for line, error in sorted(failed):
+            handle.write(json.dumps({"line": line, "error": error}, ensure_ascii=False) + "\n")

@@ -1,0 +1,335 @@
+"""The ``structio`` command: format, parse, finetune, validate and run from a shell.
+
+Exit codes: 0 when all went well, 1 when the data has problems (invalid examples, a
+completion that cannot be read, failed rows), 2 for usage errors (bad arguments, a
+signature or file that cannot be found). Errors print as one line, ``structio: error:
+...``, with any detail on the lines after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from structio.exceptions import DataError, ParseError, StructioError, UsageError
+
+__all__ = ["main"]
+
+SIG_HELP = (
+    "the signature: path/to/file.py:ClassName, package.module:ClassName, or a spec in "
+    "quotes such as 'question -> answer: int'"
+)
+
+MAIN_EXAMPLES = """\
+examples:
+  structio format 'question -> answer: int' --inputs '{"question": "2+2?"}'
+  echo '[[ ## answer ## ]]\\n4' | structio parse 'question -> answer: int'
+  structio finetune examples/quickstart.py:Triage examples/data/tickets.jsonl -o train.jsonl
+  structio validate train.jsonl
+  structio run examples/quickstart.py:Triage tickets.csv -o preds.jsonl --model openai/gpt-4o-mini
+
+Run 'structio COMMAND --help' for a command's options.
+"""
+
+FORMAT_EXAMPLES = """\
+examples:
+  structio format 'question -> answer: int' --inputs '{"question": "2+2?"}'
+  structio format app/sigs.py:Triage --inputs '{"ticket": "charged twice"}' --adapter json
+  structio format app.sigs:Triage --inputs @inputs.json --demos demos.jsonl
+"""
+
+PARSE_EXAMPLES = """\
+examples:
+  structio parse 'question -> answer: int' < completion.txt
+  echo '{"answer": 4}' | structio parse 'question -> answer: int' --adapter json
+"""
+
+FINETUNE_EXAMPLES = """\
+examples:
+  structio finetune examples/quickstart.py:Triage examples/data/tickets.jsonl -o train.jsonl
+  structio finetune app.sigs:Triage labelled.csv -o train.jsonl --adapter json --skip-invalid
+  structio finetune app.sigs:Triage data.jsonl -o train.jsonl --model gpt-4o-mini \\
+      --training-price 3.00 --epochs 3
+
+Each example (a JSON line or a CSV row) holds the signature's inputs and outputs. Without
+--skip-invalid, any problem means nothing is written.
+"""
+
+VALIDATE_EXAMPLES = """\
+examples:
+  structio validate train.jsonl
+  structio validate train.jsonl --sig examples/quickstart.py:Triage --max-tokens 4096
+"""
+
+RUN_EXAMPLES = """\
+examples:
+  structio run examples/quickstart.py:Triage examples/data/tickets.jsonl -o preds.jsonl \\
+      --model openai/gpt-4o-mini
+  structio run app.sigs:Triage rows.csv -o preds.jsonl --model openai/llama3.2 \\
+      --api-base http://localhost:11434/v1 --concurrency 4
+
+Rerunning after an interruption skips the rows already in the output. Failed rows are
+listed in PREDICTIONS.errors.jsonl and retried by the next run. The API key comes from the
+provider's environment variable (OPENAI_API_KEY...).
+"""
+
+
+class _CommandLineError(Exception):
+    """A command-line usage error found after argparse (exit code 2)."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``structio`` command; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except DataError as exc:
+        _error(str(exc), exc.summary.report() if exc.summary is not None else None)
+        return 1
+    except ParseError as exc:
+        _error(str(exc).splitlines()[0], "\n".join(str(exc).splitlines()[1:]) or None)
+        return 1
+    except (UsageError, _CommandLineError) as exc:
+        _error(str(exc))
+        return 2
+    except StructioError as exc:
+        _error(f"{type(exc).__name__}: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+
+
+def _error(message: str, detail: str | None = None) -> None:
+    print(f"structio: error: {message}", file=sys.stderr)
+    if detail:
+        print(detail, file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="structio",
+        description="Structured prompts for language models: format, parse, finetune data.",
+        epilog=MAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from structio import __version__
+
+    parser.add_argument("--version", action="version", version=f"structio {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, examples: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=examples,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    fmt = command("format", "print the chat messages for some inputs", FORMAT_EXAMPLES)
+    fmt.add_argument("sig", metavar="SIG", help=SIG_HELP)
+    fmt.add_argument(
+        "--inputs", required=True, help="the inputs as a JSON object, or @FILE holding one"
+    )
+    _adapter_and_demos(fmt)
+    fmt.set_defaults(handler=_format)
+
+    parse = command("parse", "read a completion (standard input) as the outputs", PARSE_EXAMPLES)
+    parse.add_argument("sig", metavar="SIG", help=SIG_HELP)
+    _adapter_option(parse)
+    parse.set_defaults(handler=_parse)
+
+    ft = command("finetune", "write finetune JSONL from labelled examples", FINETUNE_EXAMPLES)
+    ft.add_argument("sig", metavar="SIG", help=SIG_HELP)
+    ft.add_argument("data", metavar="DATA", help="examples: a .jsonl or .csv file")
+    ft.add_argument("-o", "--output", required=True, metavar="OUT", help="the JSONL to write")
+    _adapter_and_demos(ft)
+    ft.add_argument(
+        "--skip-invalid", action="store_true", help="write the good rows, report the rest"
+    )
+    _limit_options(ft)
+    ft.add_argument(
+        "--training-price", type=float, metavar="USD", help="price per million training tokens"
+    )
+    ft.add_argument("--epochs", type=int, default=1, help="passes over the data (for the cost)")
+    ft.set_defaults(handler=_finetune)
+
+    val = command("validate", "check a finetune JSONL file", VALIDATE_EXAMPLES)
+    val.add_argument("file", metavar="FILE", help="the JSONL file to check")
+    val.add_argument("--sig", help="also check each answer reads as this signature's outputs")
+    _adapter_option(val)
+    _limit_options(val)
+    val.set_defaults(handler=_validate)
+
+    run = command("run", "predict every row of a data file with a model", RUN_EXAMPLES)
+    run.add_argument("sig", metavar="SIG", help=SIG_HELP)
+    run.add_argument("data", metavar="DATA", help="rows of inputs: a .jsonl or .csv file")
+    run.add_argument("-o", "--output", required=True, metavar="PREDICTIONS", help="JSONL out")
+    run.add_argument("--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini")
+    run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
+    run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
+    run.add_argument("--temperature", type=float)
+    run.add_argument("--no-cache", action="store_true", help="do not use the response cache")
+    _adapter_and_demos(run)
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def _adapter_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--adapter", choices=("chat", "json"), default="chat", help="the wire format"
+    )
+
+
+def _adapter_and_demos(parser: argparse.ArgumentParser) -> None:
+    _adapter_option(parser)
+    parser.add_argument("--demos", metavar="FILE", help="few-shot examples: .jsonl or .json list")
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-tokens", type=_positive, help="the most tokens a row may have")
+    parser.add_argument(
+        "--model", help="the model to fine-tune: its token limit and price (litellm)"
+    )
+
+
+def _adapter(name: str) -> Any:
+    from structio.adapters.chat_adapter import ChatAdapter
+    from structio.adapters.json_adapter import JSONAdapter
+
+    return JSONAdapter() if name == "json" else ChatAdapter()
+
+
+def _signature(ref: str) -> Any:
+    from structio._loading import load_signature
+
+    return load_signature(ref)
+
+
+def _demos(path: str | None) -> list[dict[str, Any]]:
+    if path is None:
+        return []
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _CommandLineError(f"cannot read demos {path!r}: {exc.strerror or exc}") from None
+    try:
+        if file.suffix.lower() == ".json":
+            demos = json.loads(text)
+        else:
+            demos = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise _CommandLineError(f"demos {path!r} are not valid JSON (line {exc.lineno})") from None
+    if not isinstance(demos, list) or not all(isinstance(d, dict) for d in demos):
+        raise _CommandLineError(f"demos {path!r} must be a list of JSON objects")
+    return demos
+
+
+def _json_argument(text: str, what: str) -> Any:
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise _CommandLineError(f"cannot read {what} {text[1:]!r}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _CommandLineError(
+            f"{what} is not valid JSON: {exc.msg} (column {exc.colno})"
+        ) from None
+
+
+def _print_json(data: Any) -> None:
+    from structio.adapters._values import jsonable
+
+    print(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
+
+
+def _format(args: argparse.Namespace) -> int:
+    sig = _signature(args.sig)
+    inputs = _json_argument(args.inputs, "--inputs")
+    if not isinstance(inputs, dict):
+        raise _CommandLineError("--inputs must be a JSON object of input name to value")
+    _print_json(_adapter(args.adapter).format(sig, _demos(args.demos), inputs))
+    return 0
+
+
+def _parse(args: argparse.Namespace) -> int:
+    sig = _signature(args.sig)
+    _print_json(_adapter(args.adapter).parse(sig, sys.stdin.read()))
+    return 0
+
+
+def _finetune(args: argparse.Namespace) -> int:
+    from structio.finetune import write_jsonl
+
+    summary = write_jsonl(
+        _signature(args.sig),
+        args.data,
+        args.output,
+        adapter=_adapter(args.adapter),
+        demos=_demos(args.demos),
+        skip_invalid=args.skip_invalid,
+        max_tokens=args.max_tokens,
+        model=args.model,
+        training_price=args.training_price,
+        epochs=args.epochs,
+        progress=True,
+    )
+    print(summary.report())
+    return 1 if summary.problem_count else 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from structio.finetune import validate
+
+    summary = validate(
+        args.file,
+        signature=_signature(args.sig) if args.sig else None,
+        adapter=_adapter(args.adapter),
+        max_tokens=args.max_tokens,
+        model=args.model,
+        progress=True,
+    )
+    print(summary.report())
+    return 1 if summary.problem_count else 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from structio._run_file import run_file
+    from structio.lm.lm import LM
+    from structio.predict import Predict
+
+    options: dict[str, Any] = {"cache": not args.no_cache}
+    if args.api_base:
+        options["api_base"] = args.api_base
+    if args.temperature is not None:
+        options["temperature"] = args.temperature
+    predict = Predict(
+        _signature(args.sig),
+        lm=LM(args.model, **options),
+        adapter=_adapter(args.adapter),
+        demos=_demos(args.demos),
+    )
+    summary = run_file(predict, args.data, args.output, concurrency=args.concurrency)
+    print(summary.report())
+    return 1 if summary.failed else 0
+
+
+if __name__ == "__main__":  # python -m structio.cli
+    sys.exit(main())

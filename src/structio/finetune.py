@@ -1,0 +1,614 @@
+"""Finetune data: labelled examples in, one JSONL line of chat messages per example out.
+
+Each line is ``{"messages": [...]}``: exactly the prompt the adapter sends at inference,
+then the assistant's answer written in the adapter's format. The same file is valid for
+OpenAI chat fine-tuning and for Hugging Face TRL's conversational format.
+
+    >>> summary = write_jsonl(Triage, "tickets.jsonl", "train.jsonl")   # doctest: +SKIP
+    >>> print(summary.report())                                         # doctest: +SKIP
+
+Examples come from a Python iterable of dicts, a JSONL file (one object per line) or a CSV
+file (a header row of field names; cells are read as the fields' types). They are streamed:
+memory stays flat however many there are (duplicates are tracked in a temporary SQLite
+table on disk, token statistics in a histogram). The output is written to a temporary file
+beside the target and moved into place at the end, so a crash or Ctrl-C never leaves a
+half-written file at the target path.
+
+Every example is checked: its fields and types, that the answer written reads back (with
+the adapter's own parser) to the example's outputs, its token count against a limit, and
+that it is not a duplicate. Any problem names the input line and what to do; with
+``skip_invalid`` the good rows are written and the rest reported, otherwise nothing is.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from structio._demos import InvalidFieldError, checked_demos, typed_values
+from structio._progress import Progress, count_rows
+from structio.exceptions import (
+    ConfigurationError,
+    DataError,
+    FormatError,
+    ParseError,
+)
+from structio.tokens import DEFAULT_ENCODING, Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from structio.adapters.base import Adapter, SignatureLike
+    from structio.signatures.signature import Signature
+
+__all__ = ["Problem", "Summary", "read_examples", "validate", "write_jsonl"]
+
+# OpenAI's way of counting a chat: each message adds a few tokens of framing, and the
+# reply is primed with a few more.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+ROLES = ("system", "user", "assistant")
+MESSAGE_KEYS = frozenset(("role", "content", "name", "weight"))
+# Problems kept in full for the report; beyond this only counted (memory stays flat).
+MAX_PROBLEMS_KEPT = 1000
+DATA_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem with one input row.
+
+    Attributes:
+        line: The line of the input file (or the example's number, from 1, for a Python
+            iterable) the problem is on.
+        message: What is wrong and what to do.
+        field: The field concerned, if one is.
+        unit: ``"line"`` or ``"example"``: what ``line`` counts.
+    """
+
+    line: int
+    message: str
+    field: str | None = None
+    unit: str = "line"
+
+    def __str__(self) -> str:
+        return f"{self.unit} {self.line}: {self.message}"
+
+
+@dataclass
+class Summary:
+    """What a `write_jsonl` or `validate` run found.
+
+    Attributes:
+        path: The file written or validated.
+        rows: Input rows read.
+        written: Rows written (0 for `validate`, which writes nothing).
+        skipped: Rows with problems (left out with ``skip_invalid``).
+        problems: The first 1,000 problems, in input order (``problem_count`` has them all).
+        problem_count: How many problems there were.
+        token_counts: Histogram of tokens per valid row (count -> rows).
+        token_limit: The limit rows were checked against, if any.
+        model: The model named for the limit and the price, if any.
+        cost: Estimated training cost in USD (tokens x epochs x price), when a price is known.
+        cost_note: Where the price came from, or why there is no estimate.
+        checked_only: A `validate` run (nothing written).
+    """
+
+    path: Path | None = None
+    rows: int = 0
+    written: int = 0
+    skipped: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    problem_count: int = 0
+    token_counts: Counter[int] = field(default_factory=Counter)
+    token_limit: int | None = None
+    model: str | None = None
+    cost: float | None = None
+    cost_note: str = ""
+    checked_only: bool = False
+
+    def add_problem(self, problem: Problem) -> None:
+        """Record a problem (keeping the first 1,000 in full)."""
+        self.problem_count += 1
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(problem)
+
+    @property
+    def valid(self) -> int:
+        """Rows without problems."""
+        return sum(self.token_counts.values())
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        """``min``, ``median``, ``max`` and ``total`` tokens per valid row (0s when none)."""
+        counts = self.token_counts
+        if not counts:
+            return {"min": 0, "median": 0, "max": 0, "total": 0}
+        keys = sorted(counts)
+        middle, seen, median = (self.valid - 1) // 2, 0, keys[0]
+        for key in keys:
+            seen += counts[key]
+            if seen > middle:
+                median = key
+                break
+        total = sum(k * n for k, n in counts.items())
+        return {"min": keys[0], "median": median, "max": keys[-1], "total": total}
+
+    def report(self) -> str:
+        """A readable summary: counts, token statistics, cost, and the first problems."""
+        t = self.tokens
+        if self.checked_only:
+            head = f"{self.rows:,} rows checked in {self.path}: {self.valid:,} valid, " + (
+                f"{self.skipped:,} with problems"
+            )
+        else:
+            head = (
+                f"{self.rows:,} rows read, {self.written:,} written, {self.skipped:,} skipped"
+                + (f" -> {self.path}" if self.path is not None and self.written else "")
+            )
+        lines = [
+            head,
+            f"tokens per row: min {t['min']:,}, median {t['median']:,}, max {t['max']:,}; "
+            f"total {t['total']:,}"
+            + (f" (limit {self.token_limit:,})" if self.token_limit else ""),
+        ]
+        if self.cost is not None:
+            lines.append(f"estimated training cost: ${self.cost:,.2f} ({self.cost_note})")
+        elif self.cost_note:
+            lines.append(f"estimated training cost: unknown ({self.cost_note})")
+        if self.problem_count:
+            lines.append(f"{self.problem_count:,} problem(s):")
+            lines.extend(f"  {p}" for p in self.problems[:20])
+            if self.problem_count > 20:
+                lines.append(f"  ... and {self.problem_count - 20:,} more (Summary.problems)")
+        return "\n".join(lines)
+
+
+def read_examples(
+    source: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
+    signature: type[Signature],
+) -> Iterator[tuple[int, dict[str, Any] | Problem]]:
+    """Stream ``(line, values)`` from a source, values converted to the fields' types.
+
+    A row that cannot be read, names an unknown field or has a value of the wrong type
+    comes as ``(line, Problem)`` instead.
+
+    Raises:
+        ConfigurationError: The file does not exist or is not ``.jsonl`` / ``.csv``.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        kind = DATA_SUFFIXES.get(path.suffix.lower())
+        if kind is None:
+            raise ConfigurationError(
+                f"cannot read examples from {str(path)!r}: use a .jsonl file (one JSON object "
+                "per line) or a .csv file (a header row of field names)"
+            )
+        if not path.is_file():
+            raise ConfigurationError(f"no such file: {str(path)!r}")
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = _jsonl_rows(handle) if kind == "jsonl" else _csv_rows(handle)
+            for line, row in rows:
+                yield line, _typed(signature, line, row, from_text=kind == "csv")
+        return
+    if isinstance(cast(Any, source), Mapping):  # a dict iterates its keys: say so instead
+        raise ConfigurationError("examples must be an iterable of dicts (or a file), not a dict")
+    items: Iterable[Any] = source
+    for number, row in enumerate(items, 1):
+        if not isinstance(row, Mapping):
+            problem = f"an example must be a dict of field name to value, not {type(row).__name__}"
+            yield number, Problem(number, problem, unit="example")
+            continue
+        yield number, _typed(signature, number, row, unit="example")
+
+
+def _jsonl_rows(handle: IO[str]) -> Iterator[tuple[int, Mapping[str, Any] | Problem]]:
+    for line, text in enumerate(handle, 1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield line, Problem(line, f"not valid JSON ({exc.msg}, column {exc.colno})")
+            continue
+        if not isinstance(row, dict):
+            yield line, Problem(line, f"a line must hold a JSON object, not {type(row).__name__}")
+            continue
+        yield line, row
+
+
+def _csv_rows(handle: IO[str]) -> Iterator[tuple[int, Mapping[str, Any] | Problem]]:
+    reader = csv.DictReader(handle)
+    for row in reader:
+        line = reader.line_num
+        if None in row:  # more cells than the header has names
+            yield line, Problem(line, "more cells than the header names; quote cells with commas")
+            continue
+        yield line, {k: v for k, v in row.items() if v is not None}
+
+
+def _typed(
+    signature: type[Signature],
+    line: int,
+    row: Mapping[str, Any] | Problem,
+    *,
+    from_text: bool = False,
+    unit: str = "line",
+) -> dict[str, Any] | Problem:
+    if isinstance(row, Problem):
+        return row
+    try:
+        return typed_values(signature, row, from_text=from_text)
+    except InvalidFieldError as exc:
+        return Problem(line, str(exc), exc.field, unit)
+
+
+class _Seen:
+    """Rows already written, by the hash of their text, in a temporary SQLite table.
+
+    On disk rather than in a set, so memory does not grow with the row count.
+    """
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect("")  # a private temporary database, deleted on close
+        self._db.execute("CREATE TABLE seen (hash INTEGER PRIMARY KEY, line INTEGER)")
+
+    def first_line(self, text: str, line: int) -> int | None:
+        """``None`` the first time ``text`` is seen; then the line it was first seen on."""
+        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+        key = int.from_bytes(digest, "big", signed=True)
+        inserted = self._db.execute(
+            "INSERT OR IGNORE INTO seen (hash, line) VALUES (?, ?)", (key, line)
+        ).rowcount
+        if inserted:
+            return None
+        row = self._db.execute("SELECT line FROM seen WHERE hash = ?", (key,)).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def count_tokens(messages: Iterable[Mapping[str, Any]], tokenizer: Tokenizer) -> int:
+    """Tokens of a chat as OpenAI counts them: contents plus a little framing per message.
+
+    Only system messages (the same in every row) go through the tokenizer's cache; the rest
+    are distinct rows, which would only push it out.
+    """
+    total = TOKENS_PER_REPLY
+    for message in messages:
+        content = str(message.get("content", ""))
+        cache = message.get("role") == "system"
+        total += TOKENS_PER_MESSAGE + tokenizer.count(content, cache=cache)
+    return total
+
+
+def write_jsonl(
+    signature: SignatureLike,
+    examples: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    *,
+    adapter: Adapter | None = None,
+    demos: Iterable[Mapping[str, Any]] = (),
+    skip_invalid: bool = False,
+    max_tokens: int | None = None,
+    model: str | None = None,
+    encoding: str = DEFAULT_ENCODING,
+    training_price: float | None = None,
+    epochs: int = 1,
+    progress: bool = False,
+) -> Summary:
+    """Write one ``{"messages": [...]}`` line per example, checked, atomically.
+
+    Args:
+        signature: A signature class or a string spec.
+        examples: Dicts with the signature's inputs and outputs: an iterable, or the path
+            of a ``.jsonl`` or ``.csv`` file.
+        path: The JSONL file to write.
+        adapter: `ChatAdapter` (default) or `JSONAdapter`: the format of the prompt and of
+            the answer, exactly as at inference.
+        demos: Few-shot examples included in every prompt.
+        skip_invalid: Write the valid rows and report the rest. Otherwise any problem means
+            nothing is written and `DataError` is raised.
+        max_tokens: The most tokens a row may have. By default the model's input limit
+            (litellm's model info) when ``model`` is given, else no limit.
+        model: The model to fine-tune: its token limit and, with ``training_price`` or a
+            training price in litellm's model info, the cost estimate.
+        encoding: The tokenizer for counting (``o200k_base`` works offline).
+        training_price: USD per million training tokens, for the cost estimate.
+        epochs: Passes over the data, for the cost estimate.
+        progress: Show a progress line on standard error (only on a terminal).
+
+    Returns:
+        The `Summary`: rows written and skipped, problems, token statistics, cost.
+
+    Raises:
+        DataError: Some rows have problems and ``skip_invalid`` is off (nothing written),
+            or there are no examples at all.
+        ConfigurationError: The examples file is missing or of an unknown kind.
+    """
+    from structio.adapters.base import as_signature
+    from structio.adapters.chat_adapter import ChatAdapter
+
+    sig = as_signature(signature)
+    target = Path(path)
+    summary = Summary(path=target, model=model)
+    summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
+    rows = _Rows(sig, adapter or ChatAdapter(), checked_demos(sig, demos), encoding, summary)
+    unit = "line" if isinstance(examples, (str, os.PathLike)) else "example"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    bar = Progress(count_rows(examples), label="finetune", enabled=progress)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            for line, values in read_examples(examples, sig):
+                result = rows.encode(line, values, unit)
+                if isinstance(result, Problem):
+                    summary.add_problem(result)
+                    summary.skipped += 1
+                else:
+                    out.write(result + "\n")
+                    summary.written += 1
+                bar.advance(failed=isinstance(result, Problem))
+        _estimate_cost(summary, training_price, epochs)
+        if summary.rows == 0:
+            raise DataError(f"no examples in {_describe(examples)}", summary=summary)
+        if summary.problem_count and not skip_invalid:
+            good = summary.written
+            summary.written = 0
+            raise DataError(
+                f"{summary.problem_count:,} of {summary.rows:,} examples have problems, so "
+                f"nothing was written to {str(target)!r}; fix them, or pass skip_invalid=True "
+                f"(--skip-invalid) to write the {good:,} good rows. First: {summary.problems[0]}",
+                problems=summary.problems,
+                summary=summary,
+            )
+        os.replace(temporary, target)
+    finally:
+        bar.close()
+        rows.close()
+        Path(temporary).unlink(missing_ok=True)
+    return summary
+
+
+class _Rows:
+    """Turns examples into checked JSONL text, counting into a `Summary`."""
+
+    def __init__(
+        self,
+        sig: type[Signature],
+        adapter: Adapter,
+        demos: list[dict[str, Any]],
+        encoding: str,
+        summary: Summary,
+    ) -> None:
+        self.sig = sig
+        self.adapter = adapter
+        self.demos = demos
+        self.tokenizer = get_tokenizer(encoding)
+        self.summary = summary
+        self.seen = _Seen()
+
+    def close(self) -> None:
+        self.seen.close()
+
+    def encode(self, line: int, values: dict[str, Any] | Problem, unit: str) -> str | Problem:
+        """The row's JSONL text, or its problem."""
+        self.summary.rows += 1
+        if isinstance(values, Problem):
+            return values
+        try:
+            record = self._record(values)
+        except _RowError as exc:
+            return Problem(line, str(exc), exc.field, unit)
+        tokens = count_tokens(record["messages"], self.tokenizer)
+        limit = self.summary.token_limit
+        if limit is not None and tokens > limit:
+            return Problem(
+                line,
+                f"{tokens:,} tokens, over the limit of {limit:,}; shorten the example or "
+                "raise --max-tokens",
+                unit=unit,
+            )
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        first = self.seen.first_line(text, line)
+        if first is not None:
+            return Problem(line, f"duplicate of {unit} {first}; remove one", unit=unit)
+        self.summary.token_counts[tokens] += 1
+        return text
+
+    def _record(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        sig = self.sig
+        inputs = {k: v for k, v in values.items() if k in sig.input_fields and v is not None}
+        outputs = {k: v for k, v in values.items() if k in sig.output_fields and v is not None}
+        try:
+            record = self.adapter.format_finetune_data(sig, self.demos, inputs, outputs)
+        except FormatError as exc:
+            raise _RowError(str(exc)) from None
+        answer = record["messages"][-1]["content"]
+        try:
+            read_back = self.adapter.parse(sig, answer)
+        except ParseError as exc:
+            raise _RowError(f"the answer written does not read back: {exc}") from None
+        for name, value in outputs.items():
+            if read_back.get(name) != value:
+                raise _RowError(
+                    f"output `{name}` does not read back as written ({value!r} reads as "
+                    f"{read_back.get(name)!r}); give it a value of the field's type",
+                    name,
+                )
+        return dict(record)
+
+
+class _RowError(Exception):
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def validate(
+    path: str | os.PathLike[str],
+    *,
+    signature: SignatureLike | None = None,
+    adapter: Adapter | None = None,
+    max_tokens: int | None = None,
+    model: str | None = None,
+    encoding: str = DEFAULT_ENCODING,
+    progress: bool = False,
+) -> Summary:
+    """Check a finetune JSONL file; the summary lists each problem by line.
+
+    Checks: valid JSON per line; a ``messages`` key and no other; each message a dict of
+    ``role``, non-empty string ``content`` (and optionally ``name``, ``weight``); roles in
+    order (an optional system message first, then user and assistant turns alternating,
+    ending with assistant); tokens per row against ``max_tokens`` (or the model's limit);
+    duplicate rows; and, with a ``signature``, that each final answer reads with the
+    adapter (`ChatAdapter` by default).
+
+    Raises:
+        ConfigurationError: The file does not exist.
+    """
+    from structio.adapters.base import as_signature
+    from structio.adapters.chat_adapter import ChatAdapter
+
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigurationError(f"no such file: {str(file)!r}")
+    sig = as_signature(signature) if signature is not None else None
+    chosen = adapter or ChatAdapter()
+    summary = Summary(path=file, model=model, checked_only=True)
+    summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
+    tokenizer = get_tokenizer(encoding)
+    seen = _Seen()
+    bar = Progress(count_rows(file), label="validate", enabled=progress)
+    try:
+        with file.open(encoding="utf-8") as handle:
+            for line, text in enumerate(handle, 1):
+                if not text.strip():
+                    continue
+                summary.rows += 1
+                problem = _check_line(line, text, sig, chosen, tokenizer, summary, seen)
+                if problem is not None:
+                    summary.add_problem(problem)
+                    summary.skipped += 1
+                bar.advance(failed=problem is not None)
+    finally:
+        bar.close()
+        seen.close()
+    return summary
+
+
+def _check_line(
+    line: int,
+    text: str,
+    sig: type[Signature] | None,
+    adapter: Adapter,
+    tokenizer: Tokenizer,
+    summary: Summary,
+    seen: _Seen,
+) -> Problem | None:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Problem(line, f"not valid JSON ({exc.msg}, column {exc.colno})")
+    if not isinstance(record, dict) or "messages" not in record:
+        return Problem(line, 'a row must be a JSON object with "messages"')
+    unknown = sorted(set(record) - {"messages"})
+    if unknown:
+        return Problem(line, f'unknown key(s) {unknown}; a row holds only "messages"')
+    messages = record["messages"]
+    problem = _check_messages(messages)
+    if problem is not None:
+        return Problem(line, problem)
+    if sig is not None:
+        try:
+            adapter.parse(sig, messages[-1]["content"])
+        except ParseError as exc:
+            return Problem(line, f"the final answer does not read as {sig.__name__}: {exc}")
+    tokens = count_tokens(messages, tokenizer)
+    if summary.token_limit is not None and tokens > summary.token_limit:
+        return Problem(line, f"{tokens:,} tokens, over the limit of {summary.token_limit:,}")
+    first = seen.first_line(json.dumps(messages, sort_keys=True, ensure_ascii=False), line)
+    if first is not None:
+        return Problem(line, f"duplicate of line {first}; remove one")
+    summary.token_counts[tokens] += 1
+    return None
+
+
+def _check_messages(messages: Any) -> str | None:
+    """What is wrong with a ``messages`` list, or ``None``."""
+    if not isinstance(messages, list) or not messages:
+        return '"messages" must be a non-empty list'
+    expected = "user"
+    for index, message in enumerate(messages):
+        where = f"message {index}"
+        if not isinstance(message, dict):
+            return f"{where} must be an object with role and content"
+        unknown = sorted(set(message) - MESSAGE_KEYS)
+        if unknown:
+            return f"{where} has unknown key(s) {unknown}; use role, content (name, weight)"
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES:
+            return f"{where} has role {role!r}; use system, user or assistant"
+        if not isinstance(content, str) or not content.strip():
+            return f"{where} ({role}) must have non-empty text content"
+        if role == "system":
+            if index != 0:
+                return f"{where}: a system message may only come first"
+            continue
+        if role != expected:
+            return f"{where} is {role}, but {expected} comes next (user and assistant alternate)"
+        expected = "assistant" if role == "user" else "user"
+    if messages[-1].get("role") != "assistant":
+        return "the last message must be the assistant's answer"
+    return None
+
+
+def _describe(source: Any) -> str:
+    return repr(str(source)) if isinstance(source, (str, os.PathLike)) else "the iterable"
+
+
+def _model_limit(model: str | None) -> int | None:
+    if model is None:
+        return None
+    from structio.lm._litellm import model_capabilities
+
+    limit = model_capabilities(model).get("max_input_tokens")
+    return int(limit) if limit else None
+
+
+# litellm's price map has no training prices today; these keys are read if it gains them.
+_TRAINING_PRICE_KEYS = ("training_cost_per_token", "fine_tuning_cost_per_token")
+
+
+def _estimate_cost(summary: Summary, training_price: float | None, epochs: int) -> None:
+    total = summary.tokens["total"] * max(epochs, 1)
+    if training_price is not None:
+        summary.cost = total * training_price / 1_000_000
+        summary.cost_note = f"{total:,} tokens x ${training_price}/M"
+        return
+    if summary.model is None:
+        return
+    from structio.lm._litellm import get_litellm
+
+    try:
+        info = get_litellm().get_model_info(summary.model)
+    except Exception:  # litellm raises a bare Exception for an unknown model
+        info = {}
+    for key in _TRAINING_PRICE_KEYS:
+        price = info.get(key)
+        if price:
+            summary.cost = total * float(price)
+            summary.cost_note = f"{total:,} tokens at litellm's training price for {summary.model}"
+            return
+    summary.cost_note = (
+        f"litellm has no training price for {summary.model}; pass --training-price "
+        "(USD per million tokens)"
+    )
