@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structio as sio
-from structio import templates
+from structio import _yaml_parts
 from structio._yaml_parts import read_parts
 
 KEYS = ["name", "role", "content", "truncation_priority", "yes", "null", "on", "extra", "Name"]
@@ -131,7 +131,7 @@ def _render(text: str) -> list[sio.Part] | str:
 def test_the_fast_reader_agrees_with_pyyaml(text: str) -> None:
     fast = _render(text)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(templates, "read_parts", lambda _text: None)
+        patch.setattr(_yaml_parts, "read_parts", lambda _text: None)
         slow = _render(text)
     assert fast == slow
 
@@ -167,7 +167,7 @@ def test_the_usual_chat_template_takes_the_fast_path() -> None:
         {"role": "assistant", "content": "c"},
     ]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(templates, "read_parts", spy)
+        patch.setattr(_yaml_parts, "read_parts", spy)
         prompt = template.render({"persona": "kind", "messages": messages, "question": "why?"})
     assert seen
     assert seen[0] is not None

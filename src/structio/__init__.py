@@ -69,6 +69,16 @@ from structio.templates import Template
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # `structio.finetune` without importing it (and sqlite3, csv...) at `import structio`.
+    if name == "finetune":
+        import importlib
+
+        return importlib.import_module("structio.finetune")
+    raise AttributeError(f"module 'structio' has no attribute {name!r}")
+
+
 __all__ = [
     "Adapter",
     "AdapterResult",

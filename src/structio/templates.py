@@ -24,7 +24,6 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from structio._yaml_parts import read_parts
 from structio.exceptions import TemplateError
 from structio.prompt import Part, Prompt
 from structio.tokens import DEFAULT_ENCODING, EncodeFunc
@@ -208,6 +207,8 @@ class Template:
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def _load_yaml(self, text: str, values: _Values) -> list[tuple[Any, int]]:
+        from structio._yaml_parts import read_parts
+
         fast = read_parts(text)
         if fast is not None:
             return list(fast)

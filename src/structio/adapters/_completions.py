@@ -9,6 +9,7 @@ template (``{answer}``) is no value, and JSON cut off mid-value is reported as c
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -20,9 +21,18 @@ from structio.adapters._readers import scan_brackets, strip_fence
 __all__ = ["Found", "clean", "find_json", "find_labels", "find_sections", "norm"]
 
 
+_NORM = re.compile(r"[\s_\-]+")
+
+
+@functools.lru_cache(maxsize=4096)
 def norm(name: str) -> str:
     """A field name as drift-proof text: ``Needs-Human``, ``needs human``, ``needsHuman``."""
-    return re.sub(r"[\s_\-]+", "", name).lower()
+    return _NORM.sub("", name).lower()
+
+
+@functools.lru_cache(maxsize=1024)
+def _by_norm(names: tuple[str, ...]) -> dict[str, str]:
+    return {norm(n): n for n in names}
 
 
 @dataclass
@@ -41,6 +51,7 @@ class Found:
     how: str = ""
 
 
+_THINK_ANY = re.compile(r"</?think", re.IGNORECASE)
 _THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
@@ -48,6 +59,8 @@ _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 
 def clean(completion: str) -> str:
     """Drop reasoning drafts (``<think>...</think>``) and a code fence around everything."""
+    if _THINK_ANY.search(completion) is None:  # the usual case: no draft to drop
+        return strip_fence(completion.strip()).strip()
     text = _THINK.sub("", completion)
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:  # an opening tag the chat template swallowed: the draft is what precedes
@@ -77,8 +90,29 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     been seen (what follows is a model inventing more), and an output takes its first
     value that is not an unfilled template, preferring markers that start a line.
     """
-    by_norm = {norm(n): n for n in names}
+    by_norm = _by_norm(tuple(names))
     output_set = set(outputs)
+    sections = _plain_sections(text, by_norm, output_set)
+    if sections is None:
+        sections = _all_sections(text, by_norm, output_set)
+    found = Found(how="sections")
+    for prefer_strong in (True, False):
+        for name, strong, lines in sections:
+            if name not in output_set or name in found.texts or (prefer_strong and not strong):
+                continue
+            value = _section_text(lines)
+            placeholder = _PLACEHOLDER.match(value.strip())
+            if placeholder and norm(placeholder.group(1)) == norm(name):
+                continue  # the structure echoed from the system message, not a value
+            found.texts[name] = value
+    return found if found.texts else None
+
+
+Section = tuple[str | None, bool, list[str]]  # (output name or None, strong, lines)
+
+
+def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -> list[Section]:
+    """Split a completion at every splitting marker (see `find_sections`)."""
     sections: list[tuple[str | None, bool, list[str]]] = [(None, True, [])]
     seen_output = False
     for line in text.split("\n"):
@@ -94,28 +128,56 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
             end = splits[index + 1][0].start() if index + 1 < len(splits) else len(line)
             rest = _LEAD_DECORATION.sub("", line[match.end() : end], count=1)
             rest = _TAIL_DECORATION.sub("", rest) if index + 1 < len(splits) else rest
-            name = by_norm.get(norm(match.group(1)))
-            if norm(match.group(1)) == "completed" and seen_output:
+            label = norm(match.group(1))
+            name = by_norm.get(label)
+            if label == "completed" and seen_output:
                 stop = True
                 break
             seen_output = seen_output or name in output_set
             sections.append((name, strong, [rest] if rest.strip() else []))
         if stop:
             break
-    found = Found(how="sections")
-    for prefer_strong in (True, False):
-        for name, strong, lines in sections:
-            if name not in output_set or name in found.texts or (prefer_strong and not strong):
-                continue
-            value = _section_text(lines)
-            placeholder = _PLACEHOLDER.match(value.strip())
-            if placeholder and norm(placeholder.group(1)) == norm(name):
-                continue  # the structure echoed from the system message, not a value
-            found.texts[name] = value
-    return found if found.texts else None
+    return sections
+
+
+# A completion as the adapter asks for it: each marker exactly as written, alone on its line.
+_PLAIN_MARKER = re.compile(r"^\[\[ ## ([A-Za-z]\w*) ## \]\][ \t]*$", re.MULTILINE)
+
+
+def _plain_sections(
+    text: str, by_norm: Mapping[str, str], output_set: set[str]
+) -> list[Section] | None:
+    """`_all_sections` for a completion whose only ``[[`` are plain markers, else ``None``.
+
+    Such a completion is what models write nearly always, and one split reads it.
+    """
+    pieces = _PLAIN_MARKER.split(text)
+    if len(pieces) < 3 or text.count("[[") != len(pieces) // 2:
+        return None
+    # Each marker takes its whole line, so every piece but the first starts with that
+    # line's end, and every piece but the last ends with the line end before a marker.
+    head = pieces[0]
+    sections: list[Section] = [(None, True, head[:-1].split("\n") if head else [])]
+    seen_output = False
+    last = len(pieces) - 2
+    for index in range(1, len(pieces), 2):
+        label = norm(pieces[index])
+        if label == "completed" and seen_output:
+            break
+        name = by_norm.get(label)
+        seen_output = seen_output or name in output_set
+        body = pieces[index + 1]
+        if index == last:
+            lines = body[1:].split("\n") if body else []
+        else:
+            lines = body[1:-1].split("\n") if len(body) >= 2 else []
+        sections.append((name, True, lines))
+    return sections
 
 
 def _splitting_markers(line: str) -> list[tuple[re.Match[str], bool]]:
+    if "[[" not in line:  # most lines: no marker at all
+        return []
     matches = list(_MARKER.finditer(line))
     splits: list[tuple[re.Match[str], bool]] = []
     for match in matches:
@@ -226,6 +288,13 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
     Each comes with ``None`` when it is closed, or, when the text cuts it off, with the
     members that were complete (those before its last top-level comma).
     """
+    if text.startswith("{") and text.endswith("}"):  # the usual answer: one whole object
+        try:
+            whole = json.loads(text, strict=False)
+        except ValueError:
+            whole = None
+        if isinstance(whole, dict):
+            return [(whole, None)]
     found: list[tuple[dict[Any, Any], dict[Any, Any] | None]] = []
     position = 0
     while True:

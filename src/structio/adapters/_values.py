@@ -400,6 +400,10 @@ def jsonable(value: Any) -> Any:
     return to_jsonable_python(value, by_alias=False, fallback=str)
 
 
+# json.dumps with a non-default option builds an encoder per call; this one is reused.
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def prompt_text(value: Any) -> str:
     """A value as prompt text: strings verbatim, scalars via ``str``, the rest as JSON."""
     t = type(value)
@@ -409,7 +413,7 @@ def prompt_text(value: Any) -> str:
         return str(value)
     data = jsonable(value)
     if isinstance(data, (dict, list, tuple)):
-        return json.dumps(data, ensure_ascii=False)
+        return _ENCODER.encode(data)
     return str(data)
 
 

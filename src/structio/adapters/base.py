@@ -11,10 +11,12 @@ import dataclasses
 import functools
 import json
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from structio.adapters._completions import Found, clean
+from structio.adapters._memo import RenderCache, freeze_fields
 from structio.adapters._values import TypeInfo, input_text, jsonable, type_info
 from structio.exceptions import ContextWindowExceededError, FormatError, ParseError, TruncationError
 from structio.formatting import formatting_class
@@ -72,6 +74,8 @@ class AdapterResult:
     @property
     def usage(self) -> Usage:
         """Tokens of every request made for this result."""
+        if len(self.responses) == 1:  # the usual case: nothing to add up
+            return self.responses[0].usage
         from structio.lm.types import Usage
 
         total = Usage()
@@ -82,6 +86,9 @@ class AdapterResult:
     @property
     def cost(self) -> float | None:
         """Cost in USD of every request, when known."""
+        if len(self.responses) == 1:
+            cost = self.responses[0].cost
+            return None if cost is None else float(cost)
         costs = [r.cost for r in self.responses]
         return None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
 
@@ -156,15 +163,19 @@ class _Plan:
     """Everything about a signature that an adapter needs on every call, computed once."""
 
     __slots__ = (
+        "all_inputs",
         "history",
         "input_formats",
         "input_names",
         "inputs",
         "output_infos",
         "outputs",
+        "plain_inputs",
         "reminder",
+        "rendered",
         "required_inputs",
         "system",
+        "system_part",
     )
 
     def __init__(self, adapter: Adapter, sig: type[Signature]) -> None:
@@ -191,7 +202,12 @@ class _Plan:
             for name, f in sig.output_fields.items()
         }
         self.system = adapter.format_system_message(sig)
+        self.system_part = Part("system", "system", self.system)
         self.reminder = adapter.user_message_output_requirements(sig)
+        self.all_inputs = tuple(name for name, _, _ in self.inputs)
+        self.plain_inputs = not self.history
+        # Demo and history parts by content: they come back on every call.
+        self.rendered = RenderCache()
 
 
 class Adapter(abc.ABC):
@@ -229,7 +245,9 @@ class Adapter(abc.ABC):
             FormatError: A required input is missing, or an input name is not an input of
                 the signature.
         """
-        return self.render(signature, demos, inputs).messages
+        return [
+            {"role": p.role, "content": p.content} for p in self._parts(signature, demos, inputs)
+        ]
 
     def render(
         self,
@@ -258,17 +276,27 @@ class Adapter(abc.ABC):
             FormatError: A required input is missing, or an input name is not an input of
                 the signature.
         """
+        parts = self._parts(signature, demos, inputs)
+        return Prompt(parts, encoding=encoding, encode_func=encode_func)
+
+    def _parts(
+        self,
+        signature: SignatureLike,
+        demos: Iterable[Mapping[str, Any]],
+        inputs: Mapping[str, Any] | None,
+    ) -> list[Part]:
         sig = as_signature(signature)
         plan = self._plan(sig)
         values = self._check_inputs(sig, plan, inputs)
-        parts = [Part("system", "system", plan.system)]
-        parts.extend(self.demo_parts(sig, demos))
+        parts = [plan.system_part]
+        if demos:
+            parts.extend(self.demo_parts(sig, demos))
         for name in plan.history:
             if name in values:
                 parts.extend(self.history_parts(sig, values[name]))
-        request = self.format_user_message_content(sig, values, main_request=True)
+        request = self._user_content(sig, plan, values, "", main_request=True)
         parts.append(Part("user", "user", request))
-        return Prompt(parts, encoding=encoding, encode_func=encode_func)
+        return parts
 
     def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
         """Read the signature's outputs from a completion.
@@ -542,14 +570,32 @@ class Adapter(abc.ABC):
         main_request: bool = False,
     ) -> str:
         """A user message: the given inputs as sections, then the reminder on requests."""
-        plan = self._plan(signature)
+        return self._user_content(signature, self._plan(signature), inputs, prefix, main_request)
+
+    def _user_content(
+        self,
+        signature: type[Signature],
+        plan: _Plan,
+        inputs: Mapping[str, Any],
+        prefix: str,
+        main_request: bool,
+    ) -> str:
+        if type(self).format_user_message_content is not Adapter.format_user_message_content:
+            # A subclass changed how user messages look: use its method.
+            return self.format_user_message_content(
+                signature, inputs, prefix=prefix, main_request=main_request
+            )
         parts = [prefix]
-        parts.extend(
-            f"[[ ## {name} ## ]]\n"
-            + input_text(inputs[name], str_field=is_str, as_class=plan.input_formats.get(name))
-            for name, _, is_str in plan.inputs
-            if name in inputs
-        )
+        formats = plan.input_formats
+        for name, _, is_str in plan.inputs:
+            if name in inputs:
+                value = inputs[name]
+                text = (
+                    value
+                    if type(value) is str
+                    else input_text(value, str_field=is_str, as_class=formats.get(name))
+                )
+                parts.append(f"[[ ## {name} ## ]]\n{text}")
         if main_request:
             parts.append(plan.reminder)
         return "\n\n".join(parts).strip()
@@ -602,10 +648,22 @@ class Adapter(abc.ABC):
         shown = [(demo, INCOMPLETE_DEMO_PREFIX, NOT_SUPPLIED) for demo in incomplete]
         shown += [(demo, "", None) for demo in complete]
         for number, (demo, prefix, missing) in enumerate(shown, 1):
-            user = self.format_user_message_content(signature, demo, prefix=prefix)
-            assistant = self.format_assistant_message_content(signature, demo, missing)
-            parts.append(Part(f"demo_{number}_user", "user", user))
-            parts.append(Part(f"demo_{number}_assistant", "assistant", assistant))
+
+            def render(
+                demo: Mapping[str, Any] = demo,
+                prefix: str = prefix,
+                missing: str | None = missing,
+                number: int = number,
+            ) -> tuple[Part, ...]:
+                user = self.format_user_message_content(signature, demo, prefix=prefix)
+                assistant = self.format_assistant_message_content(signature, demo, missing)
+                return (
+                    Part(f"demo_{number}_user", "user", user),
+                    Part(f"demo_{number}_assistant", "assistant", assistant),
+                )
+
+            key = partial(_demo_key, number, missing, demo)
+            parts.extend(plan.rendered.get(key, render))
         return parts
 
     def format_history(self, signature: type[Signature], history: History) -> list[Message]:
@@ -624,12 +682,18 @@ class Adapter(abc.ABC):
         plan = self._plan(signature)
         parts: list[Part] = []
         for number, turn in enumerate(history.messages, 1):
-            if any(name in turn for name, _, _ in plan.inputs):
-                content = self.format_user_message_content(signature, turn, main_request=True)
-                parts.append(Part(f"history_{number}_user", "user", content, 1))
-            if any(name in turn for name, _, _ in plan.outputs):
-                content = self.format_assistant_message_content(signature, turn)
-                parts.append(Part(f"history_{number}_assistant", "assistant", content, 1))
+
+            def render(turn: Mapping[str, Any] = turn, number: int = number) -> tuple[Part, ...]:
+                rendered: list[Part] = []
+                if any(name in turn for name, _, _ in plan.inputs):
+                    content = self.format_user_message_content(signature, turn, main_request=True)
+                    rendered.append(Part(f"history_{number}_user", "user", content, 1))
+                if any(name in turn for name, _, _ in plan.outputs):
+                    content = self.format_assistant_message_content(signature, turn)
+                    rendered.append(Part(f"history_{number}_assistant", "assistant", content, 1))
+                return tuple(rendered)
+
+            parts.extend(plan.rendered.get(partial(_history_key, number, turn), render))
         return parts
 
     # -- shared machinery -------------------------------------------------------------------
@@ -645,6 +709,13 @@ class Adapter(abc.ABC):
     def _check_inputs(
         self, sig: type[Signature], plan: _Plan, inputs: Mapping[str, Any] | None
     ) -> dict[str, Any]:
+        if (
+            type(inputs) is dict
+            and plan.plain_inputs
+            and plan.input_names.issuperset(inputs)
+            and all(name in inputs for name in plan.all_inputs)
+        ):  # every input given, none to default or convert: nothing to copy or change
+            return inputs
         if inputs is None:
             inputs = {}
         elif not isinstance(inputs, Mapping):
@@ -759,6 +830,14 @@ def bare_value(signature: type[Signature], text: str) -> Found | None:
     if field.annotation is str:
         return None
     return Found(texts={name: text}, how="bare value")
+
+
+def _demo_key(number: int, missing: str | None, demo: Mapping[str, Any]) -> Hashable:
+    return ("demo", number, missing, freeze_fields(demo))
+
+
+def _history_key(number: int, turn: Mapping[str, Any]) -> Hashable:
+    return ("history", number, freeze_fields(turn))
 
 
 def _describe(fields: Mapping[str, SignatureField]) -> str:

@@ -113,9 +113,15 @@ class BaseLM(abc.ABC):
         start: float,
     ) -> LMResponse:
         if not response.latency:
-            from dataclasses import replace
-
-            response = replace(response, latency=time.perf_counter() - start)
+            # Built directly: dataclasses.replace is slow for a per-call step.
+            response = LMResponse(
+                completions=response.completions,
+                model=response.model,
+                usage=response.usage,
+                cost=response.cost,
+                cached=response.cached,
+                latency=time.perf_counter() - start,
+            )
         entry = HistoryEntry(
             model=self.model,
             messages=_plain_messages(messages),
