@@ -204,6 +204,33 @@ def workloads(lib: Any, dspy: Any | None) -> dict[str, Callable[[], Any]]:
     return ops
 
 
+def prompt_functions(magentic: Any | None) -> dict[str, Callable[[], Any]]:
+    """``@prompt`` functions' ``format`` with a bulleted list: structio's, or magentic's."""
+    template = "Suggest a recipe for {people} people using:\n{ingredients}"
+    ingredients = ["eggs", "cheese", "spinach", "butter"]
+    if magentic is None:
+
+        @sio.prompt(template)
+        def ours(people: int, ingredients: sio.BulletedList[str]) -> str:
+            raise NotImplementedError
+
+        items: Any = sio.BulletedList(ingredients)
+        return {
+            "@prompt function .format()": lambda: ours.format(4, items),
+            "f-string of a BulletedList": lambda: f"{items}",
+        }
+    from magentic.formatting import BulletedList
+
+    @magentic.prompt(template)
+    def theirs(people: int, ingredients: BulletedList[str]) -> str: ...
+
+    their_items: Any = BulletedList(ingredients)
+    return {
+        "@prompt function .format()": lambda: theirs.format(4, their_items),
+        "f-string of a BulletedList": lambda: f"{their_items}",
+    }
+
+
 def tokens(lib: Any, dspy: Any | None) -> dict[str, int]:
     """Prompt tokens (o200k_base) of the (a) and (b) prompts."""
     tokenizer = get_tokenizer("o200k_base")
@@ -231,14 +258,7 @@ def main() -> None:
     ours = {name: timed(op, rounds) for name, op in workloads(sio, None).items()}
     theirs = {name: timed(op, rounds) for name, op in workloads(sio, dspy).items()} if dspy else {}
     print(f"Median of {rounds} rounds, each about 50 ms of calls.\n")
-    print("| operation | structio | DSPy 3.4.1 | DSPy / structio |")
-    print("|---|---:|---:|---:|")
-    for name, seconds in ours.items():
-        if name in theirs:
-            ratio = theirs[name] / seconds
-            print(f"| {name} | {_us(seconds)} | {_us(theirs[name])} | {ratio:.1f}x |")
-        else:
-            print(f"| {name} | {_us(seconds)} | — | — |")
+    _table("DSPy 3.4.1", "DSPy", ours, theirs)
 
     repeats = 3 if args.quick else 7
     ours_import = import_time("structio", repeats)
@@ -257,11 +277,41 @@ def main() -> None:
     ).stdout.strip()
     print(f"\n`import structio` loads litellm: {litellm_loaded}")
 
+    try:
+        import magentic
+    except ImportError:
+        magentic = None
+    ours_fn = {name: timed(op, rounds) for name, op in prompt_functions(None).items()}
+    theirs_fn = (
+        {name: timed(op, rounds) for name, op in prompt_functions(magentic).items()}
+        if magentic
+        else {}
+    )
+    ours_text = [op() for op in prompt_functions(None).values()]
+    same = magentic is not None and ours_text == [
+        op() for op in prompt_functions(magentic).values()
+    ]
+    print()
+    _table("magentic 0.41", "magentic", ours_fn, theirs_fn)
+    if magentic is not None:
+        print(f"\nThe same text as magentic's: {same}")
+
     print("\n| prompt tokens (o200k_base) | structio | DSPy 3.4.1 |")
     print("|---|---:|---:|")
     their_tokens = tokens(sio, dspy) if dspy else {}
     for name, count in tokens(sio, None).items():
         print(f"| {name} | {count:,} | {their_tokens.get(name, '—')} |")
+
+
+def _table(other: str, short: str, ours: dict[str, float], theirs: dict[str, float]) -> None:
+    print(f"| operation | structio | {other} | {short} / structio |")
+    print("|---|---:|---:|---:|")
+    for name, seconds in ours.items():
+        if name in theirs:
+            ratio = theirs[name] / seconds
+            print(f"| {name} | {_us(seconds)} | {_us(theirs[name])} | {ratio:.1f}x |")
+        else:
+            print(f"| {name} | {_us(seconds)} | — | — |")
 
 
 def _us(seconds: float) -> str:

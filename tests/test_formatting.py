@@ -8,6 +8,8 @@ from typing import Any
 
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import structio as sio
 from structio import formatting
@@ -147,3 +149,14 @@ def test_outputs_parse_into_the_classes() -> None:
     assert values == sio.JSONAdapter().parse(sig, '{"steps": ["a", "b"], "table": {"x": 1}}')
     with pytest.raises(sio.ParseError, match="steps"):
         sio.JSONAdapter().parse(sig, '{"steps": [1, [2]], "table": {}}')
+
+
+@given(st.lists(st.text(max_size=12) | st.integers(), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_the_plain_string_shortcut_renders_as_the_general_rules(items: list[object]) -> None:
+    for klass, markers in (
+        (BulletedList, lambda n: ["- "] * n),
+        (NumberedList, lambda n: [f"{i}. " for i in range(1, n + 1)]),
+    ):
+        value = klass(items)
+        assert format(value) == formatting._lines(markers(len(items)), value, "")

@@ -176,3 +176,21 @@ def test_readme_run_it_command_works_and_ci_runs_it(tmp_path: Path) -> None:
     )
     assert done.stdout.strip() == shown.replace("tickets.finetune.jsonl", str(out))
     assert len(out.read_text(encoding="utf-8").splitlines()) == 20
+
+
+def test_perf_benchmark_runs_without_dspy() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "perf.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    rows = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith("| (") and (".format" in line or ".parse" in line)
+    ]
+    assert len(rows) == 8  # (a) and (b): format and parse with both adapters
+    assert all(row.endswith("| — | — |") for row in rows)  # no DSPy column without DSPy
+    assert "`import structio` loads litellm: False" in result.stdout

@@ -42,7 +42,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import Any, TypeVar, get_origin
+from typing import Any, TypeVar, cast, get_origin
 
 __all__ = ["BulletedDict", "BulletedList", "NumberedDict", "NumberedList", "has_own_format"]
 
@@ -77,6 +77,10 @@ class BulletedList(_FormattingList[T]):
     """A list that renders as ``- item`` lines in a prompt."""
 
     def __format__(self, format_spec: str) -> str:
+        if not format_spec and self and all(type(item) is str for item in self):
+            text = "- " + "\n- ".join(cast("list[str]", self))
+            if text.count("\n") == len(self) - 1:  # no item spans lines: nothing to indent
+                return text
         return _lines(("- " for _ in self), self, format_spec)
 
 
@@ -84,6 +88,9 @@ class NumberedList(_FormattingList[T]):
     """A list that renders as ``1. item`` lines in a prompt."""
 
     def __format__(self, format_spec: str) -> str:
+        texts = cast("list[str]", self)
+        if not format_spec and all(type(item) is str and "\n" not in item for item in texts):
+            return "\n".join([f"{i}. {item}" for i, item in enumerate(texts, 1)])
         return _lines((f"{i}. " for i in range(1, len(self) + 1)), self, format_spec)
 
 
@@ -152,8 +159,11 @@ def item_text(value: Any, format_spec: str = "") -> str:
 def _lines(markers: Any, items: list[Any], format_spec: str) -> str:
     out: list[str] = []
     for marker, item in zip(markers, items, strict=False):
-        text = item_text(item, format_spec)
-        out.append(marker + text.replace("\n", "\n" + " " * len(marker)))
+        # Plain strings, the usual items, skip the general rules (same result, faster).
+        text = item if type(item) is str and not format_spec else item_text(item, format_spec)
+        if "\n" in text:
+            text = text.replace("\n", "\n" + " " * len(marker))
+        out.append(marker + text)
     return "\n".join(out)
 
 

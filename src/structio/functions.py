@@ -99,6 +99,39 @@ class _Formatter(string.Formatter):
 
 
 _FORMATTER = _Formatter()
+_REQUIRED: Any = object()
+# A template read once: (literal text, field name or None, conversion, format spec).
+Piece = tuple[str, str | None, str | None, str]
+
+
+def _compile(template: str) -> list[Piece]:
+    return [
+        (text, field, conversion, spec or "")
+        for text, field, spec, conversion in (_FORMATTER.parse(template))
+    ]
+
+
+def _render(pieces: list[Piece], values: dict[str, Any]) -> str:
+    """The template filled in; values are inserted once and never read as template text."""
+    out: list[str] = []
+    for text, field, conversion, spec in pieces:
+        out.append(text)
+        if field is None:
+            continue
+        if "." in field or "[" in field or "{" in spec:  # attributes, items, nested specs
+            out.append(
+                _FORMATTER.vformat("{" + _piece_source(field, conversion, spec) + "}", (), values)
+            )
+            continue
+        value = values[field]
+        if conversion is not None:
+            value = _FORMATTER.convert_field(value, conversion)
+        out.append(_FORMATTER.format_field(value, spec))
+    return "".join(out)
+
+
+def _piece_source(field: str, conversion: str | None, spec: str) -> str:
+    return field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
 
 
 class _BasePromptFunction(Generic[R]):
@@ -140,6 +173,15 @@ class _BasePromptFunction(Generic[R]):
         self.return_type: Any = hints.get("return", str)
         for _, template in self._templates:
             self._check_template(template)
+        self._compiled = [(role, _compile(template)) for role, template in self._templates]
+        parameters = list(self._parameters.parameters.values())
+        plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in parameters)
+        self._positional_names: tuple[str, ...] | None = (
+            tuple(p.name for p in parameters) if plain else None
+        )
+        self._defaults_or_required: dict[str, Any] = {
+            p.name: _REQUIRED if p.default is p.empty else p.default for p in parameters
+        }
         self._signature: type[Signature] | None = None
         if self.return_type is not str:
             self._signature = _output_signature(
@@ -176,21 +218,41 @@ class _BasePromptFunction(Generic[R]):
                 )
 
     def _arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        try:
-            bound = self._parameters.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise FormatError(f"{self._name}(): {exc}") from None
-        bound.apply_defaults()
-        values = dict(bound.arguments)
+        values = self._bind_simply(args, kwargs)
+        if values is None:  # inspect's binding: every kind of parameter, exact errors
+            try:
+                bound = self._parameters.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise FormatError(f"{self._name}(): {exc}") from None
+            bound.apply_defaults()
+            values = dict(bound.arguments)
         for name, klass in self._formats.items():
             values[name] = as_formatting(values[name], klass)
+        return values
+
+    def _bind_simply(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        """The arguments by name when binding is plain (else ``None``: let inspect do it)."""
+        names = self._positional_names
+        if names is None or len(args) > len(names):
+            return None
+        values = dict(zip(names, args, strict=False))
+        for name, value in kwargs.items():
+            if name in values or name not in self._defaults_or_required:
+                return None
+            values[name] = value
+        if len(values) < len(names):
+            for name in names:
+                if name not in values:
+                    default = self._defaults_or_required[name]
+                    if default is _REQUIRED:
+                        return None
+                    values[name] = default
         return values
 
     def _fill(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[dict[str, str]]:
         values = self._arguments(args, kwargs)
         return [
-            {"role": role, "content": _FORMATTER.vformat(template, (), values)}
-            for role, template in self._templates
+            {"role": role, "content": _render(pieces, values)} for role, pieces in self._compiled
         ]
 
     def _adapter(self) -> Adapter:
