@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-__all__ = ["Progress", "count_rows"]
+__all__ = ["Progress"]
 
 
 class Progress:
@@ -36,6 +36,15 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = 0.0
         self._lock = threading.Lock()
+
+    @classmethod
+    def over(cls, source: Any, *, label: str, enabled: bool = True) -> Progress:
+        """A bar over the rows of a data file or a sized collection.
+
+        The rows are counted only when the bar will be drawn: counting reads the whole file.
+        """
+        drawn = enabled and _isatty(sys.stderr)
+        return cls(_count_rows(source) if drawn else None, label=label, enabled=drawn)
 
     def advance(self, *, failed: bool = False) -> None:
         """Count one finished item (``failed`` ones are shown separately)."""
@@ -76,7 +85,7 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def count_rows(source: Any) -> int | None:
+def _count_rows(source: Any) -> int | None:
     """Rows to expect from a data file (its lines) or a sized collection; ``None`` if unknown."""
     if isinstance(source, (str, os.PathLike)):
         try:

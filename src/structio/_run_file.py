@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from structio._progress import Progress, count_rows
+from structio._progress import Progress
 from structio.finetune import Problem, read_examples
 from structio.predict import Predict, Prediction
 
@@ -88,7 +88,7 @@ def run_file(
     summary = RunSummary(out)
     done = done_lines(out)
     inputs_of = predict.signature.input_fields
-    bar = Progress(count_rows(data), label=predict.signature.__name__, enabled=progress)
+    bar = Progress.over(data, label=predict.signature.__name__, enabled=progress)
     pending: dict[Future[Prediction], tuple[int, dict[str, Any]]] = {}
 
     def finish(future: Future[Prediction], handle: Any) -> None:

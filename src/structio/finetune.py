@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._demos import InvalidFieldError, checked_demos, typed_values
-from structio._progress import Progress, count_rows
+from structio._progress import Progress
 from structio.exceptions import (
     ConfigurationError,
     DataError,
@@ -345,7 +345,7 @@ def write_jsonl(
     unit = "line" if isinstance(examples, (str, os.PathLike)) else "example"
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    bar = Progress(count_rows(examples), label="finetune", enabled=progress)
+    bar = Progress.over(examples, label="finetune", enabled=progress)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             for line, values in read_examples(examples, sig):
@@ -487,7 +487,7 @@ def validate(
     summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
     tokenizer = get_tokenizer(encoding)
     seen = _Seen()
-    bar = Progress(count_rows(file), label="validate", enabled=progress)
+    bar = Progress.over(file, label="validate", enabled=progress)
     try:
         with file.open(encoding="utf-8") as handle:
             for line, text in enumerate(handle, 1):
