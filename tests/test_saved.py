@@ -45,6 +45,7 @@ def make() -> sio.Predict:
     lm = sio.LM(
         "openai/gpt-4o-mini",
         temperature=0.2,
+        max_tokens=300,
         api_key="sk-very-secret",
         api_base="http://127.0.0.1:9/v1",
         extra_headers={"Authorization": "Bearer also-secret"},
@@ -113,7 +114,12 @@ def test_save_then_load_is_equal(tmp_path: Path) -> None:
     assert loaded.demos[0]["level"] is Level.EASY
     assert isinstance(loaded.adapter, sio.JSONAdapter)
     assert isinstance(loaded.lm, sio.LM)
-    assert loaded.lm.kwargs == {"temperature": 0.2, "api_base": "http://127.0.0.1:9/v1"}
+    assert loaded.lm.kwargs == {
+        "temperature": 0.2,
+        "max_tokens": 300,  # a setting whose name holds "token", not a secret
+        "api_base": "http://127.0.0.1:9/v1",
+        "extra_headers": {},  # the Authorization header is left out
+    }
     assert loaded.lm_kwargs == {"n": 2}
     assert loaded.truncation_step == "auto"
     assert loaded.format(context="x") == original.format(context="x")

@@ -27,8 +27,6 @@ __all__ = ["load_prompt", "prompts_dir", "save_prompt"]
 
 FORMAT_VERSION = 1
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-# Request settings that are secrets: never written to a file.
-_SECRET = re.compile(r"key|token|secret|password|auth|credential|header", re.IGNORECASE)
 
 
 def prompts_dir() -> Path:
@@ -189,7 +187,11 @@ def lm_from_dict(data: Mapping[str, Any] | None) -> BaseLM | None:
 
 
 def public_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Request settings minus secrets (API keys, tokens, passwords, auth headers)."""
-    from structio.adapters._values import jsonable
+    """Request settings minus secrets (API keys, tokens, passwords, auth headers), as JSON.
 
-    return {k: jsonable(v) for k, v in settings.items() if not _SECRET.search(k)}
+    The same rule as the response cache and the call history use (`public_params`).
+    """
+    from structio.adapters._values import jsonable
+    from structio.lm.cache import public_params
+
+    return {k: jsonable(v) for k, v in public_params(settings).items()}
