@@ -256,10 +256,9 @@ class _BasePromptFunction(Generic[R]):
         ]
 
     def _adapter(self) -> Adapter:
-        from structio.adapters.chat_adapter import ChatAdapter
-        from structio.settings import current_settings
+        from structio.settings import chosen_adapter
 
-        return self.adapter or current_settings().adapter or ChatAdapter()
+        return chosen_adapter(self.adapter)
 
     def _resolve(self) -> tuple[BaseLM, Adapter]:
         from structio.settings import current_settings

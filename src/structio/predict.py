@@ -12,7 +12,6 @@ from structio._demos import checked_demos, demo_from_data, demo_to_data
 from structio._progress import Progress
 from structio._text_prompt import prompt_string
 from structio.adapters.base import Adapter, AdapterResult, Path, SignatureLike
-from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import BatchError, ConfigurationError, SignatureError
 from structio.lm.base import BaseLM
 from structio.lm.types import LMResponse, Usage
@@ -28,7 +27,7 @@ from structio.saved import (
     read_json,
     write_json,
 )
-from structio.settings import current_settings
+from structio.settings import chosen_adapter, current_settings
 from structio.signatures.signature import Signature, SignatureMeta, make_signature
 
 __all__ = ["Predict", "Prediction"]
@@ -278,8 +277,7 @@ class Predict:
 
     def format(self, *, adapter: Adapter | None = None, **inputs: Any) -> list[dict[str, Any]]:
         """The chat messages a call with ``inputs`` sends (no model call)."""
-        chosen = adapter or self.adapter or current_settings().adapter or ChatAdapter()
-        return chosen.format(self.signature, self.demos, inputs)
+        return chosen_adapter(adapter, self.adapter).format(self.signature, self.demos, inputs)
 
     def to_string(self, **inputs: Any) -> str:
         """The whole prompt as one plain string, for completion models and for reading.
@@ -303,8 +301,11 @@ class Predict:
                 "no LM to call: pass lm= to Predict or to the call, or set one with "
                 "structio.configure(lm=structio.LM('openai/gpt-4o-mini'))"
             )
-        chosen_adapter = adapter or self.adapter or settings.adapter or ChatAdapter()
-        return chosen_adapter, chosen_lm, {**self.lm_kwargs, **(config or {})}
+        return (
+            chosen_adapter(adapter, self.adapter),
+            chosen_lm,
+            {**self.lm_kwargs, **(config or {})},
+        )
 
     def __call__(
         self,

@@ -54,6 +54,19 @@ def current_settings() -> Settings:
     return scoped if scoped is not None else _global
 
 
+def chosen_adapter(*given: Adapter | None) -> Adapter:
+    """The first adapter given, else the configured one, else a `ChatAdapter`."""
+    for adapter in given:
+        if adapter is not None:
+            return adapter
+    configured = current_settings().adapter
+    if configured is not None:
+        return configured
+    from structio.adapters.chat_adapter import ChatAdapter
+
+    return ChatAdapter()
+
+
 def _updated(base: Settings, lm: Any, adapter: Any) -> Settings:
     changes: dict[str, Any] = {}
     if lm is not _UNSET:

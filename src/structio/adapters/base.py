@@ -170,7 +170,6 @@ class _Plan:
         "inputs",
         "output_infos",
         "outputs",
-        "plain_inputs",
         "reminder",
         "rendered",
         "required_inputs",
@@ -205,7 +204,6 @@ class _Plan:
         self.system_part = Part("system", "system", self.system)
         self.reminder = adapter.user_message_output_requirements(sig)
         self.all_inputs = tuple(name for name, _, _ in self.inputs)
-        self.plain_inputs = not self.history
         # Demo and history parts by content: they come back on every call.
         self.rendered = RenderCache()
 
@@ -711,7 +709,7 @@ class Adapter(abc.ABC):
     ) -> dict[str, Any]:
         if (
             type(inputs) is dict
-            and plan.plain_inputs
+            and not plan.history
             and plan.input_names.issuperset(inputs)
             and all(name in inputs for name in plan.all_inputs)
         ):  # every input given, none to default or convert: nothing to copy or change
