@@ -408,21 +408,11 @@ class _Rows:
             record = self._record(values)
         except _RowError as exc:
             return Problem(line, str(exc), exc.field, unit)
-        tokens = count_tokens(record["messages"], self.tokenizer)
-        limit = self.summary.token_limit
-        if limit is not None and tokens > limit:
-            return Problem(
-                line,
-                f"{tokens:,} tokens, over the limit of {limit:,}; shorten the example or "
-                "raise --max-tokens",
-                unit=unit,
-            )
         text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        first = self.seen.first_line(text, line)
-        if first is not None:
-            return Problem(line, f"duplicate of {unit} {first}; remove one", unit=unit)
-        self.summary.token_counts[tokens] += 1
-        return text
+        problem = _tally(
+            line, unit, record["messages"], text, self.tokenizer, self.summary, self.seen
+        )
+        return text if problem is None else problem
 
     def _record(self, values: Mapping[str, Any]) -> dict[str, Any]:
         sig = self.sig
@@ -532,12 +522,32 @@ def _check_line(
             adapter.parse(sig, messages[-1]["content"])
         except ParseError as exc:
             return Problem(line, f"the final answer does not read as {sig.__name__}: {exc}")
+    text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    return _tally(line, "line", messages, text, tokenizer, summary, seen)
+
+
+def _tally(
+    line: int,
+    unit: str,
+    messages: list[dict[str, Any]],
+    text: str,
+    tokenizer: Tokenizer,
+    summary: Summary,
+    seen: _Seen,
+) -> Problem | None:
+    """Check a well-formed row's tokens and whether ``text`` came before; count it if fine."""
     tokens = count_tokens(messages, tokenizer)
-    if summary.token_limit is not None and tokens > summary.token_limit:
-        return Problem(line, f"{tokens:,} tokens, over the limit of {summary.token_limit:,}")
-    first = seen.first_line(json.dumps(messages, sort_keys=True, ensure_ascii=False), line)
+    limit = summary.token_limit
+    if limit is not None and tokens > limit:
+        return Problem(
+            line,
+            f"{tokens:,} tokens, over the limit of {limit:,}; shorten the example or "
+            "raise --max-tokens",
+            unit=unit,
+        )
+    first = seen.first_line(text, line)
     if first is not None:
-        return Problem(line, f"duplicate of line {first}; remove one")
+        return Problem(line, f"duplicate of {unit} {first}; remove one", unit=unit)
     summary.token_counts[tokens] += 1
     return None
 
