@@ -33,7 +33,7 @@ from typing import Any, Literal
 import pydantic
 
 import structio as sio
-from structio.tokens import get_tokenizer
+from structio.rendering.tokens import get_tokenizer
 
 
 class Customer(pydantic.BaseModel):

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import structio as sio
-from structio.tokens import get_tokenizer
+from structio.rendering.tokens import get_tokenizer
 
 LIMITS = (4_000, 8_000, 32_000)
 STEPS: tuple[int | str, ...] = (0, 100, 250, 500, 1000, 2000, 4000, "auto")

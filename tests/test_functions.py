@@ -9,7 +9,7 @@ import pydantic
 import pytest
 
 import structio as sio
-from structio.formatting import BulletedList, NumberedDict
+from structio.rendering.formatting import BulletedList, NumberedDict
 
 
 @sio.prompt("Write a {style} poem about {topic}.")

@@ -7,7 +7,7 @@ import io
 import pytest
 
 import structio as sio
-from structio._progress import Progress
+from structio._util.progress import Progress
 
 QA = sio.Signature("question -> answer: int")
 

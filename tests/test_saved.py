@@ -107,7 +107,7 @@ def test_save_then_load_is_equal(tmp_path: Path) -> None:
     original = make()
     path = tmp_path / "qg.json"
     original.save(path)
-    loaded = sio.Predict.load(path)
+    loaded = sio.Predict.load(path, trust_endpoint=True)
     assert loaded == original
     assert loaded.signature == QuestionGeneration
     assert loaded.demos == original.demos
@@ -150,7 +150,7 @@ def test_save_prompt_and_load_prompt_use_structio_home(
     monkeypatch.setenv("STRUCTIO_HOME", str(tmp_path))
     path = sio.save_prompt(make())
     assert path == tmp_path / "prompts" / "question_generation.json"
-    assert sio.load_prompt("question_generation") == make()
+    assert sio.load_prompt("question_generation", trust_endpoint=True) == make()
     with pytest.raises(
         sio.ConfigurationError, match=r"no saved prompt named 'other'.*question_generation"
     ):
@@ -209,7 +209,9 @@ def test_to_string_is_the_whole_prompt_as_text() -> None:
         "context: Rome is in Italy.\n"
         "question:"
     )
-    with pytest.raises(sio.FormatError, match="`question` not an input"):
+    with pytest.raises(
+        sio.FormatError, match="`question` is an output of QuestionGeneration, not an input"
+    ):
         p.to_string(question="x")
 
 

@@ -11,7 +11,8 @@ Declare what a model call takes and returns as a `Signature`; an adapter (`ChatA
 Importing structio is cheap: pydantic, json-repair and litellm load on first use.
 """
 
-from structio.adapters import Adapter, AdapterResult, ChatAdapter, JSONAdapter
+from structio.adapters import Adapter, ChatAdapter, JSONAdapter, ModelCapabilities, Reading
+from structio.call import CallResult
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -33,7 +34,6 @@ from structio.exceptions import (
     TruncationError,
     UsageError,
 )
-from structio.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.functions import (
     AssistantMessage,
     ChatPromptFunction,
@@ -54,7 +54,9 @@ from structio.lm import (
     inspect_history,
 )
 from structio.predict import Predict, Prediction
-from structio.prompt import Part, Prompt, Truncation
+from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
+from structio.rendering.prompt import Part, Prompt, Truncation
+from structio.rendering.templates import Template
 from structio.saved import load_prompt, save_prompt
 from structio.settings import configure, context
 from structio.signatures import (
@@ -65,7 +67,9 @@ from structio.signatures import (
     SignatureField,
     make_signature,
 )
-from structio.templates import Template
+
+AdapterResult = CallResult
+"""The former name of `CallResult`."""
 
 __version__ = "0.1.0"
 
@@ -89,6 +93,7 @@ __all__ = [
     "BatchError",
     "BulletedDict",
     "BulletedList",
+    "CallResult",
     "ChatAdapter",
     "ChatPromptFunction",
     "Completion",
@@ -105,6 +110,7 @@ __all__ = [
     "LMError",
     "LMResponse",
     "LMTimeoutError",
+    "ModelCapabilities",
     "NumberedDict",
     "NumberedList",
     "OutputField",
@@ -115,6 +121,7 @@ __all__ = [
     "Prompt",
     "PromptFunction",
     "RateLimitError",
+    "Reading",
     "ResponseCache",
     "ServerError",
     "Signature",
@@ -139,3 +146,11 @@ __all__ = [
     "prompt",
     "save_prompt",
 ]
+
+# Public classes say where users import them from, as httpx's do: `structio.ParseError` in
+# tracebacks and reprs, not the module that happens to define it today.
+for _name in __all__:
+    _public = globals()[_name]
+    if isinstance(_public, type) and _public.__module__.startswith("structio."):
+        _public.__module__ = "structio"
+del _name, _public

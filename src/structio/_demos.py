@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from structio.exceptions import FormatError
+from structio.parsing.read import read_text
 from structio.signatures.history import History
-from structio.signatures.signature import Signature
+from structio.signatures.signature import Signature, unknown_fields_message
+from structio.typemodel.info import type_info
 
 __all__ = ["InvalidFieldError", "checked_demos", "demo_from_data", "demo_to_data", "typed_values"]
 
@@ -34,20 +35,12 @@ def typed_values(
     Raises:
         InvalidFieldError: A key is not a field of the signature, or a value does not fit.
     """
-    from structio.adapters._values import type_info
-
     fields = signature.fields
     values: dict[str, Any] = {}
     for key, value in example.items():
         field = fields.get(key)
         if field is None:
-            close = difflib.get_close_matches(str(key), list(fields), n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else ""
-            raise InvalidFieldError(
-                str(key),
-                f"`{key}` is not a field of {signature.__name__}{hint}; "
-                f"its fields: {', '.join(fields)}",
-            )
+            raise InvalidFieldError(str(key), unknown_fields_message(signature, [key], "field"))
         if from_text and value == "":
             value = None
         if value is None or field.annotation is History:
@@ -60,7 +53,7 @@ def typed_values(
         info = type_info(field.annotation, tuple(field.constraints.items()))
         try:
             values[key] = (
-                info.parse_text(value)
+                read_text(info, value)
                 if from_text and isinstance(value, str)
                 else info.validate(value)
             )
@@ -105,7 +98,7 @@ def checked_demos(
 
 def demo_to_data(signature: type[Signature], demo: Mapping[str, Any]) -> dict[str, Any]:
     """A demo as JSON-ready data (models as dicts, enums as values, dates as text...)."""
-    from structio.adapters._values import jsonable
+    from structio._util.data import jsonable
 
     data: dict[str, Any] = {}
     for key, value in demo.items():

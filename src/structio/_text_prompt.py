@@ -7,7 +7,7 @@ from typing import Any
 
 from structio.exceptions import FormatError
 from structio.signatures.history import History
-from structio.signatures.signature import Signature
+from structio.signatures.signature import Signature, unknown_fields_message
 
 __all__ = ["prompt_string"]
 
@@ -30,10 +30,7 @@ def prompt_string(
     """
     unknown = [name for name in inputs if name not in signature.input_fields]
     if unknown:
-        raise FormatError(
-            f"{', '.join(f'`{n}`' for n in unknown)} not an input of {signature.__name__}; "
-            f"its inputs: {', '.join(signature.input_fields) or 'none'}"
-        )
+        raise FormatError(unknown_fields_message(signature, unknown, "input"))
     blocks = [signature.instructions.strip()]
     blocks.extend(_block(signature, demo) for demo in demos)
     for name, field in signature.input_fields.items():
@@ -48,7 +45,7 @@ def prompt_string(
 
 
 def _block(signature: type[Signature], values: Mapping[str, Any]) -> str:
-    from structio.adapters._values import input_text
+    from structio.rendering.formatting import input_text
 
     lines: list[str] = []
     for name, field in signature.fields.items():

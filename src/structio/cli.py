@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from structio._util.files import read_jsonl
 from structio.exceptions import DataError, ParseError, StructioError, UsageError
 
 __all__ = ["main"]
@@ -228,13 +229,19 @@ def _demos(path: str | None) -> list[dict[str, Any]]:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise _CommandLineError(f"cannot read demos {path!r}: {exc.strerror or exc}") from None
-    try:
-        if file.suffix.lower() == ".json":
+    if file.suffix.lower() == ".json":
+        try:
             demos = json.loads(text)
-        else:
-            demos = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise _CommandLineError(f"demos {path!r} are not valid JSON (line {exc.lineno})") from None
+        except json.JSONDecodeError as exc:
+            raise _CommandLineError(
+                f"demos {path!r} are not valid JSON (line {exc.lineno}): {exc.msg}"
+            ) from None
+    else:
+        demos = []
+        for item in read_jsonl(text.splitlines(keepends=True)):
+            if item.error is not None:
+                raise _CommandLineError(f"demos {path!r}, line {item.line}: {item.error}")
+            demos.append(item.value)
     if not isinstance(demos, list) or not all(isinstance(d, dict) for d in demos):
         raise _CommandLineError(f"demos {path!r} must be a list of JSON objects")
     return demos
@@ -255,7 +262,7 @@ def _json_argument(text: str, what: str) -> Any:
 
 
 def _print_json(data: Any) -> None:
-    from structio.adapters._values import jsonable
+    from structio._util.data import jsonable
 
     print(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
 
@@ -311,9 +318,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from structio._run_file import run_file
     from structio.lm.lm import LM
     from structio.predict import Predict
+    from structio.run import run_file
 
     options: dict[str, Any] = {"cache": not args.no_cache}
     if args.api_base:

@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,25 +34,30 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._demos import InvalidFieldError, checked_demos, typed_values
-from structio._progress import Progress
+from structio._util.files import JSONLine, atomic_write, read_jsonl
+from structio._util.progress import Progress
+from structio.adapters.base import as_signature
 from structio.exceptions import (
     ConfigurationError,
     DataError,
     FormatError,
     ParseError,
 )
-from structio.tokens import DEFAULT_ENCODING, Tokenizer, get_tokenizer
+from structio.rendering.tokens import (
+    DEFAULT_ENCODING,
+    OPENAI_FRAMING,
+    Tokenizer,
+    count_chat,
+    get_tokenizer,
+)
+from structio.settings import resolve_adapter
+from structio.signatures.signature import Signature
 
 if TYPE_CHECKING:
     from structio.adapters.base import Adapter, SignatureLike
-    from structio.signatures.signature import Signature
 
 __all__ = ["Problem", "Summary", "read_examples", "validate", "write_jsonl"]
 
-# OpenAI's way of counting a chat: each message adds a few tokens of framing, and the
-# reply is primed with a few more.
-TOKENS_PER_MESSAGE = 3
-TOKENS_PER_REPLY = 3
 ROLES = ("system", "user", "assistant")
 MESSAGE_KEYS = frozenset(("role", "content", "name", "weight"))
 # Problems kept in full for the report; beyond this only counted (memory stays flat).
@@ -210,18 +214,14 @@ def read_examples(
 
 
 def _jsonl_rows(handle: IO[str]) -> Iterator[tuple[int, Mapping[str, Any] | Problem]]:
-    for line, text in enumerate(handle, 1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield line, Problem(line, f"not valid JSON ({exc.msg}, column {exc.colno})")
-            continue
-        if not isinstance(row, dict):
-            yield line, Problem(line, f"a line must hold a JSON object, not {type(row).__name__}")
-            continue
-        yield line, row
+    for item in read_jsonl(handle):
+        if item.error is not None:
+            yield item.line, Problem(item.line, item.error)
+        elif not isinstance(item.value, dict):
+            kind = type(item.value).__name__
+            yield item.line, Problem(item.line, f"a line must hold a JSON object, not {kind}")
+        else:
+            yield item.line, item.value
 
 
 def _csv_rows(handle: IO[str]) -> Iterator[tuple[int, Mapping[str, Any] | Problem]]:
@@ -277,17 +277,12 @@ class _Seen:
 
 
 def count_tokens(messages: Iterable[Mapping[str, Any]], tokenizer: Tokenizer) -> int:
-    """Tokens of a chat as OpenAI counts them: contents plus a little framing per message.
+    """Tokens of a chat as OpenAI counts them (`count_chat` with `OPENAI_FRAMING`).
 
     Only system messages (the same in every row) go through the tokenizer's cache; the rest
     are distinct rows, which would only push it out.
     """
-    total = TOKENS_PER_REPLY
-    for message in messages:
-        content = str(message.get("content", ""))
-        cache = message.get("role") == "system"
-        total += TOKENS_PER_MESSAGE + tokenizer.count(content, cache=cache)
-    return total
+    return count_chat(messages, tokenizer, OPENAI_FRAMING, cached_roles=("system",))
 
 
 def write_jsonl(
@@ -312,8 +307,8 @@ def write_jsonl(
         examples: Dicts with the signature's inputs and outputs: an iterable, or the path
             of a ``.jsonl`` or ``.csv`` file.
         path: The JSONL file to write.
-        adapter: `ChatAdapter` (default) or `JSONAdapter`: the format of the prompt and of
-            the answer, exactly as at inference.
+        adapter: The format of the prompt and of the answer, exactly as at inference: by
+            default the one `Predict` would use (the configured adapter, else ChatAdapter).
         demos: Few-shot examples included in every prompt.
         skip_invalid: Write the valid rows and report the rest. Otherwise any problem means
             nothing is written and `DataError` is raised.
@@ -334,29 +329,24 @@ def write_jsonl(
             or there are no examples at all.
         ConfigurationError: The examples file is missing or of an unknown kind.
     """
-    from structio.adapters.base import as_signature
-    from structio.adapters.chat_adapter import ChatAdapter
-
     sig = as_signature(signature)
     target = Path(path)
     summary = Summary(path=target, model=model)
     summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
-    rows = _Rows(sig, adapter or ChatAdapter(), checked_demos(sig, demos), encoding, summary)
+    rows = _Rows(sig, resolve_adapter(adapter), checked_demos(sig, demos), encoding, summary)
     unit = "line" if isinstance(examples, (str, os.PathLike)) else "example"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     bar = Progress.over(examples, label="finetune", enabled=progress)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for line, values in read_examples(examples, sig):
-                result = rows.encode(line, values, unit)
-                if isinstance(result, Problem):
-                    summary.add_problem(result)
-                    summary.skipped += 1
-                else:
-                    out.write(result + "\n")
-                    summary.written += 1
-                bar.advance(failed=isinstance(result, Problem))
+
+    def write(out: IO[str]) -> None:
+        for line, values in read_examples(examples, sig):
+            result = rows.encode(line, values, unit)
+            if isinstance(result, Problem):
+                summary.add_problem(result)
+                summary.skipped += 1
+            else:
+                out.write(result + "\n")
+                summary.written += 1
+            bar.advance(failed=isinstance(result, Problem))
         _estimate_cost(summary, training_price, epochs)
         if summary.rows == 0:
             raise DataError(f"no examples in {_describe(examples)}", summary=summary)
@@ -370,11 +360,14 @@ def write_jsonl(
                 problems=summary.problems,
                 summary=summary,
             )
-        os.replace(temporary, target)
+
+    try:
+        # Nothing reaches `target` unless every row was read: a problem or Ctrl-C leaves the
+        # old file as it was.
+        atomic_write(target, write)
     finally:
         bar.close()
         rows.close()
-        Path(temporary).unlink(missing_ok=True)
     return summary
 
 
@@ -460,19 +453,16 @@ def validate(
     order (an optional system message first, then user and assistant turns alternating,
     ending with assistant); tokens per row against ``max_tokens`` (or the model's limit);
     duplicate rows; and, with a ``signature``, that each final answer reads with the
-    adapter (`ChatAdapter` by default).
+    adapter (by default the configured one, else `ChatAdapter`, as `Predict` chooses).
 
     Raises:
         ConfigurationError: The file does not exist.
     """
-    from structio.adapters.base import as_signature
-    from structio.adapters.chat_adapter import ChatAdapter
-
     file = Path(path)
     if not file.is_file():
         raise ConfigurationError(f"no such file: {str(file)!r}")
     sig = as_signature(signature) if signature is not None else None
-    chosen = adapter or ChatAdapter()
+    chosen = resolve_adapter(adapter)
     summary = Summary(path=file, model=model, checked_only=True)
     summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
     tokenizer = get_tokenizer(encoding)
@@ -480,11 +470,9 @@ def validate(
     bar = Progress.over(file, label="validate", enabled=progress)
     try:
         with file.open(encoding="utf-8") as handle:
-            for line, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
+            for item in read_jsonl(handle):
                 summary.rows += 1
-                problem = _check_line(line, text, sig, chosen, tokenizer, summary, seen)
+                problem = _check_line(item, sig, chosen, tokenizer, summary, seen)
                 if problem is not None:
                     summary.add_problem(problem)
                     summary.skipped += 1
@@ -496,18 +484,16 @@ def validate(
 
 
 def _check_line(
-    line: int,
-    text: str,
+    item: JSONLine,
     sig: type[Signature] | None,
     adapter: Adapter,
     tokenizer: Tokenizer,
     summary: Summary,
     seen: _Seen,
 ) -> Problem | None:
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Problem(line, f"not valid JSON ({exc.msg}, column {exc.colno})")
+    line, record = item.line, item.value
+    if item.error is not None:
+        return Problem(line, item.error)
     if not isinstance(record, dict) or "messages" not in record:
         return Problem(line, 'a row must be a JSON object with "messages"')
     unknown = sorted(set(record) - {"messages"})

@@ -29,14 +29,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from structio.exceptions import ConfigurationError, FormatError, ParseError, SignatureError
-from structio.formatting import as_formatting, formatting_class, has_own_format
-
-if typing.TYPE_CHECKING:
-    from structio.adapters.base import Adapter
-    from structio.lm.base import BaseLM
-    from structio.lm.types import LMResponse
-    from structio.signatures.signature import Signature
+from structio import call as calling
+from structio.adapters.base import Adapter
+from structio.exceptions import FormatError, ParseError, SignatureError
+from structio.lm.base import BaseLM
+from structio.lm.types import LMResponse
+from structio.rendering.formatting import as_formatting, formatting_class, has_own_format
+from structio.rendering.prompt import Part, Prompt
+from structio.rendering.text import prompt_text
+from structio.settings import resolve_adapter, resolve_lm
+from structio.signatures.field import InputField, OutputField
+from structio.signatures.signature import Signature, make_signature
 
 __all__ = [
     "AssistantMessage",
@@ -93,8 +96,6 @@ class _Formatter(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> str:
         if format_spec or isinstance(value, str) or has_own_format(value):
             return format(value, format_spec)
-        from structio.adapters._values import prompt_text
-
         return prompt_text(value)
 
 
@@ -144,7 +145,7 @@ class _BasePromptFunction(Generic[R]):
         *,
         lm: BaseLM | None,
         adapter: Adapter | None,
-        lm_kwargs: Mapping[str, Any],
+        params: Mapping[str, Any],
     ) -> None:
         # The stub's name, docstring and module, for help() and tracebacks.
         functools.update_wrapper(self, function)  # type: ignore[arg-type]
@@ -153,7 +154,7 @@ class _BasePromptFunction(Generic[R]):
         self._templates = list(templates)
         self.lm = lm
         self.adapter = adapter
-        self.lm_kwargs = dict(lm_kwargs)
+        self.params = dict(params)
         self._parameters = inspect.signature(function)
         for parameter in self._parameters.parameters.values():
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -191,6 +192,11 @@ class _BasePromptFunction(Generic[R]):
 
     def _check(self) -> None:
         """Checks a kind of prompt function adds (run at decoration)."""
+
+    @property
+    def lm_kwargs(self) -> dict[str, Any]:
+        """The former name of `params`."""
+        return self.params
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._name}>"
@@ -256,20 +262,10 @@ class _BasePromptFunction(Generic[R]):
         ]
 
     def _adapter(self) -> Adapter:
-        from structio.settings import chosen_adapter
-
-        return chosen_adapter(self.adapter)
+        return resolve_adapter(self.adapter)
 
     def _resolve(self) -> tuple[BaseLM, Adapter]:
-        from structio.settings import current_settings
-
-        lm = self.lm or current_settings().lm
-        if lm is None:
-            raise ConfigurationError(
-                f"no LM to call for {self._name}: pass lm= to the decorator, or set one with "
-                "structio.configure(lm=structio.LM('openai/gpt-4o-mini'))"
-            )
-        return lm, self._adapter()
+        return resolve_lm(self.lm, who=self._name), self._adapter()
 
     def _text(self, response: LMResponse) -> Any:
         return response.completions[0].text if response.completions else ""
@@ -329,9 +325,9 @@ class PromptFunction(_BasePromptFunction[R]):
         text = self.format(*args, **kwargs)
         lm, adapter = self._resolve()
         if self._signature is None:
-            result: R = self._text(lm(self._plain_messages(text), **self.lm_kwargs))
+            result: R = self._text(lm(self._plain_messages(text), **self.params))
             return result
-        outcome = adapter(lm, self.lm_kwargs, self._signature, (), {_PROMPT_FIELD: text})
+        outcome = calling.call(adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params)
         built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
 
@@ -340,11 +336,11 @@ class PromptFunction(_BasePromptFunction[R]):
         text = self.format(*args, **kwargs)
         lm, adapter = self._resolve()
         if self._signature is None:
-            response = await lm.acall(self._plain_messages(text), **self.lm_kwargs)
+            response = await lm.acall(self._plain_messages(text), **self.params)
             result: R = self._text(response)
             return result
-        outcome = await adapter.acall(
-            lm, self.lm_kwargs, self._signature, (), {_PROMPT_FIELD: text}
+        outcome = await calling.acall(
+            adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params
         )
         built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
@@ -368,30 +364,44 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         """
         return self._fill(args, kwargs)
 
-    def messages(self, *args: Any, **kwargs: Any) -> list[dict[str, str]]:
+    def messages(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         """The messages a call sends (for a typed return, with the adapter's instructions)."""
-        return self._request(self.format(*args, **kwargs), self._adapter())[0]
-
-    def _request(
-        self, chat: list[dict[str, str]], adapter: Adapter
-    ) -> tuple[list[dict[str, str]], type[Signature] | None]:
-        """The messages to send, and the signature to read a typed answer with."""
+        chat = self.format(*args, **kwargs)
         if self._signature is None:
-            return chat, None
+            return chat
+        return self._request(chat)(self._adapter())[1].messages
+
+    def _request(self, chat: list[dict[str, str]]) -> calling.Builder:
+        """How to build the request with an adapter (the fallback builds its own)."""
+        sig = self._signature
+        assert sig is not None  # noqa: S101 - only typed returns build through an adapter
         # The chat's system messages join the instructions; the adapter's system message
         # describes the answer; the last user message is the request, with its reminder.
         system = "\n\n".join(m["content"] for m in chat if m["role"] == "system")
-        sig = self._signature
         if system and inspect.getdoc(self._function):
             sig = sig.with_instructions(f"{sig.instructions}\n\n{system}")
         elif system:  # the system messages replace the default sentence
             sig = sig.with_instructions(system)
         turns = [m for m in chat if m["role"] != "system"]
-        request = adapter.format(sig, (), {_PROMPT_FIELD: turns[-1]["content"]})
-        return [request[0], *turns[:-1], request[-1]], sig
+
+        def build(adapter: Adapter) -> tuple[type[Signature], Prompt]:
+            request = adapter.render(sig, (), {_PROMPT_FIELD: turns[-1]["content"]})
+            parts = [request.parts[0]]
+            parts += [
+                Part(f"chat_{i}_{m['role']}", m["role"], m["content"])
+                for i, m in enumerate(turns[:-1], 1)
+            ]
+            parts.append(request.parts[-1])
+            return sig, Prompt(parts)
+
+        return build
 
     def __call__(self, *args: Any, **kwargs: Any) -> R:
         """Fill the messages, call the model and return the typed answer.
+
+        A typed answer goes through the call layer, as `Predict` does: the adapter's
+        fallback reads (or asks again in JSON) when the completion cannot be read, and a
+        prompt over the context window is reported as such.
 
         Raises:
             FormatError: An argument is missing or unknown.
@@ -399,25 +409,25 @@ class ChatPromptFunction(_BasePromptFunction[R]):
             LMError: The provider failed.
         """
         lm, adapter = self._resolve()
-        messages, sig = self._request(self.format(*args, **kwargs), adapter)
-        if sig is None:
-            result: R = self._text(lm(messages, **self.lm_kwargs))
+        chat = self.format(*args, **kwargs)
+        if self._signature is None:
+            result: R = self._text(lm(chat, **self.params))
             return result
-        response = lm(messages, **adapter.lm_kwargs(lm, sig, self.lm_kwargs))
-        text = self._text(response)
-        built: R = self._build(adapter.parse(sig, text), text)
+        build = self._request(chat)
+        outcome = calling.call(adapter, lm, self._signature, params=self.params, build=build)
+        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
 
     async def acall(self, *args: Any, **kwargs: Any) -> R:
         """Async form of calling the function."""
         lm, adapter = self._resolve()
-        messages, sig = self._request(self.format(*args, **kwargs), adapter)
-        if sig is None:
-            result: R = self._text(await lm.acall(messages, **self.lm_kwargs))
+        chat = self.format(*args, **kwargs)
+        if self._signature is None:
+            result: R = self._text(await lm.acall(chat, **self.params))
             return result
-        response = await lm.acall(messages, **adapter.lm_kwargs(lm, sig, self.lm_kwargs))
-        text = self._text(response)
-        built: R = self._build(adapter.parse(sig, text), text)
+        build = self._request(chat)
+        outcome = await calling.acall(adapter, lm, self._signature, params=self.params, build=build)
+        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
 
 
@@ -426,7 +436,7 @@ def prompt(
     *,
     lm: BaseLM | None = None,
     adapter: Adapter | None = None,
-    **lm_kwargs: Any,
+    **params: Any,
 ) -> Callable[[Callable[..., R]], PromptFunction[R]]:
     """Turn a typed function stub into a model call with ``template`` as the user prompt.
 
@@ -434,7 +444,7 @@ def prompt(
         template: The prompt, with ``{parameter}`` placeholders (``str.format`` syntax).
         lm: The model; by default the one set with `structio.configure` at call time.
         adapter: How a typed return is asked for and read (`ChatAdapter` by default).
-        **lm_kwargs: Request parameters for every call (``temperature``...).
+        **params: Request parameters for every call (``temperature``...).
 
     Raises:
         SignatureError: At decoration: a placeholder names no parameter, the template is
@@ -447,9 +457,7 @@ def prompt(
         )
 
     def decorate(function: Callable[..., R]) -> PromptFunction[R]:
-        return PromptFunction(
-            function, [("user", template)], lm=lm, adapter=adapter, lm_kwargs=lm_kwargs
-        )
+        return PromptFunction(function, [("user", template)], lm=lm, adapter=adapter, params=params)
 
     return decorate
 
@@ -458,13 +466,14 @@ def chatprompt(
     *messages: SystemMessage | UserMessage | AssistantMessage,
     lm: BaseLM | None = None,
     adapter: Adapter | None = None,
-    **lm_kwargs: Any,
+    **params: Any,
 ) -> Callable[[Callable[..., R]], ChatPromptFunction[R]]:
     """Turn a typed function stub into a model call with a list of message templates.
 
     For a typed return, the chat's system messages join the instructions, the adapter's
     system message describes the answer, and the answer is read from the completion of
-    the last user message (one request: no second, JSON request on a failed read).
+    the last user message, with the adapter's fallback and the context-window retry, as for
+    `Predict`.
 
     Raises:
         SignatureError: At decoration: no messages, something other than a message, a
@@ -481,7 +490,7 @@ def chatprompt(
     templates = [(m.role, m.content) for m in messages]
 
     def decorate(function: Callable[..., R]) -> ChatPromptFunction[R]:
-        return ChatPromptFunction(function, templates, lm=lm, adapter=adapter, lm_kwargs=lm_kwargs)
+        return ChatPromptFunction(function, templates, lm=lm, adapter=adapter, params=params)
 
     return decorate
 
@@ -500,9 +509,6 @@ def _is_namedtuple(kind: Any) -> bool:
 
 def _output_signature(name: str, kind: Any, doc: str | None) -> type[Signature]:
     """``prompt: str -> <outputs of kind>``, with the docstring as instructions."""
-    from structio.signatures.field import InputField, OutputField
-    from structio.signatures.signature import make_signature
-
     fields: dict[str, Any] = {_PROMPT_FIELD: (str, InputField())}
     if _is_model(kind):
         for field_name, info in kind.model_fields.items():

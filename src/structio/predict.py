@@ -3,37 +3,76 @@
 from __future__ import annotations
 
 import contextvars
+import json
 import os
 import pathlib
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from structio import call as calling
 from structio._demos import checked_demos, demo_from_data, demo_to_data
-from structio._progress import Progress
 from structio._text_prompt import prompt_string
-from structio.adapters.base import Adapter, AdapterResult, Path, SignatureLike
+from structio._util.data import jsonable
+from structio._util.files import write_json
+from structio._util.progress import Progress
+from structio._util.secrets import ENDPOINT_PARAMS, public_params
+from structio.adapters.base import Adapter, SignatureLike
+from structio.call import CallResult, Route
 from structio.exceptions import BatchError, ConfigurationError, SignatureError
 from structio.lm.base import BaseLM
+from structio.lm.lm import LM
 from structio.lm.types import LMResponse, Usage
-from structio.prompt import Truncation, TruncationStep
-from structio.saved import (
-    FORMAT_VERSION,
-    adapter_from_dict,
-    adapter_to_dict,
-    check_name,
-    lm_from_dict,
-    lm_to_dict,
-    public_settings,
-    read_json,
-    write_json,
-)
-from structio.settings import chosen_adapter, current_settings
+from structio.rendering.prompt import Truncation, TruncationStep
+from structio.settings import resolve_adapter, resolve_lm
 from structio.signatures.signature import Signature, SignatureMeta, make_signature
 
-__all__ = ["Predict", "Prediction"]
+__all__ = ["FORMAT_VERSION", "Predict", "Prediction", "check_name", "read_saved"]
 
 # Keyword arguments of a call that are not inputs of the signature.
-_CALL_OPTIONS = ("adapter", "lm", "config")
+_CALL_OPTIONS = ("adapter", "lm", "params", "config")
+
+FORMAT_VERSION = 1
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def check_name(name: Any) -> str:
+    """A prompt name: letters, digits, ``_``, ``.`` and ``-`` (it names a file).
+
+    Raises:
+        ConfigurationError: The name is not of that form.
+    """
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or ".." in name:
+        raise ConfigurationError(
+            f"a prompt name is letters, digits, '_', '.' and '-' (it names a file), "
+            f"not {name!r}; e.g. name='question_generation'"
+        )
+    return name
+
+
+def read_saved(path: pathlib.Path) -> dict[str, Any]:
+    """Read a saved prompt file.
+
+    Raises:
+        ConfigurationError: The file cannot be read or is not a saved prompt.
+    """
+    try:
+        data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read saved prompt {str(path)!r}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"saved prompt {str(path)!r} is not valid JSON (line {exc.lineno}): {exc.msg}"
+        ) from None
+    if not isinstance(data, dict) or "signature" not in data:
+        raise ConfigurationError(f"{str(path)!r} is not a saved structio prompt")
+    version = data.get("structio_prompt")
+    if version != FORMAT_VERSION:
+        raise ConfigurationError(
+            f"{str(path)!r} is saved prompt format {version!r}; this structio reads "
+            f"format {FORMAT_VERSION}"
+        )
+    return data
 
 
 class Prediction(Mapping[str, Any]):
@@ -41,9 +80,9 @@ class Prediction(Mapping[str, Any]):
 
     Attributes:
         completions: The outputs of every choice (``n=``); the first is this prediction.
-        path: How the outputs were read: ``"chat"``, ``"json"``, ``"json_reparse"``
+        route: How the outputs were read: ``"chat"``, ``"json"``, ``"json_reparse"``
             (ChatAdapter's completion read as JSON, no new request) or ``"json_request"``
-            (a second request in JSON was needed).
+            (a second request in JSON was needed). ``path`` is its former name.
         usage: Tokens of every request made (zero for cache hits).
         cost: Cost in USD when litellm knows the price (0.0 for cache hits), else ``None``.
         responses: The raw model responses, in order.
@@ -51,11 +90,11 @@ class Prediction(Mapping[str, Any]):
             model's context window after the provider refused the prompt), or ``None``.
     """
 
-    __slots__ = ("_values", "completions", "cost", "path", "responses", "truncation", "usage")
+    __slots__ = ("_values", "completions", "cost", "responses", "route", "truncation", "usage")
 
     _values: dict[str, Any]
     completions: list[dict[str, Any]]
-    path: Path
+    route: Route
     usage: Usage
     cost: float | None
     responses: list[LMResponse]
@@ -66,28 +105,34 @@ class Prediction(Mapping[str, Any]):
         values: Mapping[str, Any],
         *,
         completions: Sequence[Mapping[str, Any]] | None = None,
-        path: Path = "chat",
+        route: Route = "chat",
         usage: Usage | None = None,
         cost: float | None = None,
         responses: Sequence[LMResponse] = (),
         truncation: Truncation | None = None,
+        path: Route | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_values", dict(values))
         set_(self, "completions", [dict(c) for c in completions] if completions else [dict(values)])
-        set_(self, "path", path)
+        set_(self, "route", path if path is not None else route)
         set_(self, "usage", usage or Usage())
         set_(self, "cost", cost)
         set_(self, "responses", list(responses))
         set_(self, "truncation", truncation)
 
+    @property
+    def path(self) -> Route:
+        """The former name of `route`."""
+        return self.route
+
     @classmethod
-    def from_result(cls, result: AdapterResult) -> Prediction:
-        """Build a prediction from what an adapter call returned."""
+    def from_result(cls, result: CallResult) -> Prediction:
+        """Build a prediction from what a call returned."""
         return cls(
             result.outputs[0] if result.outputs else {},
             completions=result.outputs,
-            path=result.path,
+            route=result.route,
             usage=result.usage,
             cost=result.cost,
             responses=result.responses,
@@ -150,7 +195,8 @@ class Predict:
         truncation_step: With ``max_prompt_tokens``: 0 drops just enough; a step fixes the
             cut point so consecutive prompts share their prefix (the provider's prefix cache
             stays warm); ``"auto"`` picks one (see `Prompt.truncate`).
-        **lm_kwargs: Request parameters for every call (``temperature``, ``n``...).
+        **params: Request parameters for every call (``temperature``, ``n``...), kept in
+            `params` (formerly ``lm_kwargs``).
 
     When the provider says the prompt exceeds the context window, the history is cut to the
     model's input limit and the request is sent once more; ``prediction.truncation`` says so.
@@ -166,7 +212,7 @@ class Predict:
         name: str | None = None,
         max_prompt_tokens: int | None = None,
         truncation_step: TruncationStep = 0,
-        **lm_kwargs: Any,
+        **params: Any,
     ) -> None:
         if isinstance(signature, str):
             signature = make_signature(signature)
@@ -184,15 +230,20 @@ class Predict:
         self.lm = lm
         self.adapter = adapter
         self.demos: list[dict[str, Any]] = checked_demos(signature, demos)
-        self.lm_kwargs: dict[str, Any] = dict(lm_kwargs)
+        self.params: dict[str, Any] = dict(params)
         self.max_prompt_tokens = max_prompt_tokens
         self.truncation_step: TruncationStep = truncation_step
         clash = [name for name in _CALL_OPTIONS if name in signature.input_fields]
         if clash:
             raise ConfigurationError(
                 f"{signature.__name__} has input(s) named {clash}, which Predict uses for call "
-                "options (adapter, lm, config); rename them"
+                "options (adapter, lm, params, config); rename them"
             )
+
+    @property
+    def lm_kwargs(self) -> dict[str, Any]:
+        """The former name of `params`."""
+        return self.params
 
     def __repr__(self) -> str:
         named = f", name={self.name!r}" if self.name else ""
@@ -210,10 +261,10 @@ class Predict:
             self.name,
             self.signature,
             self.demos,
-            repr(self.adapter),
+            self.adapter,
             type(self.lm),
-            lm_to_dict(self.lm) if self.lm is not None else None,
-            self.lm_kwargs,
+            self.lm.to_dict() if isinstance(self.lm, LM) else None,
+            self.params,
             self.max_prompt_tokens,
             self.truncation_step,
         )
@@ -223,40 +274,62 @@ class Predict:
     def to_dict(self) -> dict[str, Any]:
         """The prompt as JSON-ready data (what `save` writes); never API keys.
 
+        The adapter is saved with `Adapter.to_dict` (a custom adapter by its import path);
+        an `LM` with `LM.to_dict`; other models are not saved (pass ``lm=`` after loading).
+
         Raises:
-            SignatureError: Something cannot be saved (a type with no text form, an adapter
-                other than ChatAdapter / JSONAdapter).
+            SignatureError: A type has no text form.
+            ConfigurationError: The adapter cannot be saved (a class defined in a function).
         """
         return {
             "structio_prompt": FORMAT_VERSION,
             "name": self.name,
             "signature": self.signature.to_dict(),
             "demos": [demo_to_data(self.signature, demo) for demo in self.demos],
-            "adapter": adapter_to_dict(self.adapter),
-            "lm": lm_to_dict(self.lm),
-            "lm_kwargs": public_settings(self.lm_kwargs),
+            "adapter": self.adapter.to_dict() if self.adapter is not None else None,
+            "lm": self.lm.to_dict() if isinstance(self.lm, LM) else None,
+            "lm_kwargs": {k: jsonable(v) for k, v in public_params(self.params).items()},
             "max_prompt_tokens": self.max_prompt_tokens,
             "truncation_step": self.truncation_step,
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Predict:
+    def from_dict(cls, data: Mapping[str, Any], *, trust_endpoint: bool = False) -> Predict:
         """Rebuild a Predict from `to_dict`'s data (importing the classes it names).
+
+        Args:
+            data: What `to_dict` returned.
+            trust_endpoint: Use the endpoint (``api_base``, ``base_url``...) the data sets
+                for its LM. Off by default, so that a file cannot send your requests, and
+                the API key from your environment, to an address of its choosing.
 
         Raises:
             SignatureError: A type cannot be imported; the message names it.
             FormatError: A saved demo no longer fits the signature.
+            ConfigurationError: The data sets an endpoint and ``trust_endpoint`` is False,
+                or names an adapter that cannot be loaded.
         """
         signature = Signature.from_dict(data["signature"])
+        lm_data = data.get("lm")
+        adapter_data = data.get("adapter")
+        params = dict(data.get("lm_kwargs") or {})
+        endpoints = sorted(k for k in params if k in ENDPOINT_PARAMS)
+        if endpoints and not trust_endpoint:
+            shown = ", ".join(f"{k}={params[k]!r}" for k in endpoints)
+            raise ConfigurationError(
+                f"the saved prompt sends requests to {shown}; a file does not choose where "
+                "requests (and your API key) go unless you say so: load it with "
+                "trust_endpoint=True if you trust this file"
+            )
         return cls(
             signature,
-            lm=lm_from_dict(data.get("lm")),
-            adapter=adapter_from_dict(data.get("adapter")),
+            lm=LM.from_dict(lm_data, trust_endpoint=trust_endpoint) if lm_data else None,
+            adapter=Adapter.from_dict(adapter_data) if adapter_data else None,
             demos=[demo_from_data(signature, demo) for demo in data.get("demos") or []],
             name=data.get("name"),
             max_prompt_tokens=data.get("max_prompt_tokens"),
             truncation_step=data.get("truncation_step", 0),
-            **dict(data.get("lm_kwargs") or {}),
+            **params,
         )
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -264,20 +337,25 @@ class Predict:
         write_json(pathlib.Path(path), self.to_dict())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Predict:
+    def load(cls, path: str | os.PathLike[str], *, trust_endpoint: bool = False) -> Predict:
         """Read a prompt that `save` wrote.
 
+        Args:
+            path: The file.
+            trust_endpoint: Use the endpoint the file sets (see `from_dict`).
+
         Raises:
-            ConfigurationError: The file cannot be read or is not a saved prompt.
+            ConfigurationError: The file cannot be read, is not a saved prompt, or sets an
+                endpoint and ``trust_endpoint`` is False.
             SignatureError: A type it names cannot be imported; the message names it.
         """
-        return cls.from_dict(read_json(pathlib.Path(path)))
+        return cls.from_dict(read_saved(pathlib.Path(path)), trust_endpoint=trust_endpoint)
 
     # -- showing the prompt -----------------------------------------------------------------
 
     def format(self, *, adapter: Adapter | None = None, **inputs: Any) -> list[dict[str, Any]]:
         """The chat messages a call with ``inputs`` sends (no model call)."""
-        return chosen_adapter(adapter, self.adapter).format(self.signature, self.demos, inputs)
+        return resolve_adapter(adapter, self.adapter).format(self.signature, self.demos, inputs)
 
     def to_string(self, **inputs: Any) -> str:
         """The whole prompt as one plain string, for completion models and for reading.
@@ -292,19 +370,16 @@ class Predict:
         return prompt_string(self.signature, self.demos, inputs)
 
     def _resolve(
-        self, adapter: Adapter | None, lm: BaseLM | None, config: Mapping[str, Any] | None
+        self,
+        adapter: Adapter | None,
+        lm: BaseLM | None,
+        params: Mapping[str, Any] | None,
+        config: Mapping[str, Any] | None,
     ) -> tuple[Adapter, BaseLM, dict[str, Any]]:
-        settings = current_settings()
-        chosen_lm = lm or self.lm or settings.lm
-        if chosen_lm is None:
-            raise ConfigurationError(
-                "no LM to call: pass lm= to Predict or to the call, or set one with "
-                "structio.configure(lm=structio.LM('openai/gpt-4o-mini'))"
-            )
         return (
-            chosen_adapter(adapter, self.adapter),
-            chosen_lm,
-            {**self.lm_kwargs, **(config or {})},
+            resolve_adapter(adapter, self.adapter),
+            resolve_lm(lm, self.lm, who=f"Predict({self.signature.__name__})"),
+            {**self.params, **(config or {}), **(params or {})},
         )
 
     def __call__(
@@ -312,6 +387,7 @@ class Predict:
         *,
         adapter: Adapter | None = None,
         lm: BaseLM | None = None,
+        params: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
         **inputs: Any,
     ) -> Prediction:
@@ -320,7 +396,8 @@ class Predict:
         Args:
             adapter: Use this adapter for this call only.
             lm: Use this model for this call only.
-            config: Request parameters for this call only (``{"temperature": 1.0, "n": 3}``).
+            params: Request parameters for this call only (``{"temperature": 1.0, "n": 3}``).
+            config: The same as ``params``, as DSPy names it.
             **inputs: The signature's inputs.
 
         Raises:
@@ -328,9 +405,16 @@ class Predict:
             ParseError: The completion cannot be read (after the fallback).
             LMError: The provider failed.
         """
-        chosen_adapter, chosen_lm, kwargs = self._resolve(adapter, lm, config)
-        result = chosen_adapter(
-            chosen_lm, kwargs, self.signature, self.demos, inputs, **self._truncation_options()
+        chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        result = calling.call(
+            chosen_adapter,
+            chosen_lm,
+            self.signature,
+            self.demos,
+            inputs,
+            merged,
+            max_prompt_tokens=self.max_prompt_tokens,
+            truncation_step=self.truncation_step,
         )
         return Prediction.from_result(result)
 
@@ -339,21 +423,23 @@ class Predict:
         *,
         adapter: Adapter | None = None,
         lm: BaseLM | None = None,
+        params: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
         **inputs: Any,
     ) -> Prediction:
         """Async form of calling the predictor."""
-        chosen_adapter, chosen_lm, kwargs = self._resolve(adapter, lm, config)
-        result = await chosen_adapter.acall(
-            chosen_lm, kwargs, self.signature, self.demos, inputs, **self._truncation_options()
+        chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        result = await calling.acall(
+            chosen_adapter,
+            chosen_lm,
+            self.signature,
+            self.demos,
+            inputs,
+            merged,
+            max_prompt_tokens=self.max_prompt_tokens,
+            truncation_step=self.truncation_step,
         )
         return Prediction.from_result(result)
-
-    def _truncation_options(self) -> dict[str, Any]:
-        return {
-            "max_prompt_tokens": self.max_prompt_tokens,
-            "truncation_step": self.truncation_step,
-        }
 
     def batch(
         self,
@@ -373,7 +459,7 @@ class Predict:
             return_exceptions: Put a failed item's exception in its place in the results
                 (default). If False, every item still runs, then a `BatchError` holding all
                 results is raised when any failed, so no finished work is lost.
-            **call_options: ``adapter=``, ``lm=`` or ``config=`` for every call.
+            **call_options: ``adapter=``, ``lm=`` or ``params=`` for every call.
 
         Raises:
             BatchError: ``return_exceptions=False`` and at least one item failed.

@@ -7,13 +7,14 @@ import contextvars
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from structio.adapters.base import Adapter
-    from structio.lm.base import BaseLM
+from structio.adapters.base import Adapter
+from structio.adapters.chat_adapter import ChatAdapter
+from structio.exceptions import ConfigurationError
+from structio.lm.base import BaseLM
 
-__all__ = ["Settings", "configure", "context", "current_settings"]
+__all__ = ["Settings", "configure", "context", "current_settings", "resolve_adapter", "resolve_lm"]
 
 
 class _Unset:
@@ -54,17 +55,36 @@ def current_settings() -> Settings:
     return scoped if scoped is not None else _global
 
 
-def chosen_adapter(*given: Adapter | None) -> Adapter:
-    """The first adapter given, else the configured one, else a `ChatAdapter`."""
+def resolve_adapter(*given: Adapter | None) -> Adapter:
+    """Which adapter: the first given, else the configured one, else a `ChatAdapter`.
+
+    The one rule, used by `Predict`, prompt functions, finetune data and the CLI alike.
+    """
     for adapter in given:
         if adapter is not None:
             return adapter
     configured = current_settings().adapter
     if configured is not None:
         return configured
-    from structio.adapters.chat_adapter import ChatAdapter
-
     return ChatAdapter()
+
+
+def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:
+    """Which model: the first given, else the configured one.
+
+    Raises:
+        ConfigurationError: There is none; the message says how to give one.
+    """
+    for lm in given:
+        if lm is not None:
+            return lm
+    configured = current_settings().lm
+    if configured is None:
+        raise ConfigurationError(
+            f"no LM to call for {who}: pass lm=, or set one with "
+            "structio.configure(lm=structio.LM('openai/gpt-4o-mini'))"
+        )
+    return configured
 
 
 def _updated(base: Settings, lm: Any, adapter: Any) -> Settings:
@@ -106,11 +126,7 @@ def context(*, lm: BaseLM | None = _UNSET, adapter: Adapter | None = _UNSET) -> 
 
 
 def _check_lm(lm: Any) -> Any:
-    from structio.lm.base import BaseLM
-
     if lm is not None and not isinstance(lm, BaseLM):
-        from structio.exceptions import ConfigurationError
-
         raise ConfigurationError(
             f"lm= must be a structio LM (LM('openai/gpt-4o-mini'), FakeLM([...])), "
             f"not {type(lm).__name__}"
@@ -119,11 +135,7 @@ def _check_lm(lm: Any) -> Any:
 
 
 def _check_adapter(adapter: Any) -> Any:
-    from structio.adapters.base import Adapter
-
     if adapter is not None and not isinstance(adapter, Adapter):
-        from structio.exceptions import ConfigurationError
-
         raise ConfigurationError(
             f"adapter= must be an Adapter (ChatAdapter(), JSONAdapter()), "
             f"not {type(adapter).__name__}"

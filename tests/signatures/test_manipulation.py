@@ -47,7 +47,9 @@ def test_with_updated_fields_desc_type_and_constraints() -> None:
 
 
 def test_with_updated_fields_unknown_name_or_attribute() -> None:
-    with pytest.raises(sio.SignatureError, match="QA has no field `answr`"):
+    with pytest.raises(
+        sio.SignatureError, match=r"`answr` is not a field of QA \(did you mean `answer`\?\)"
+    ):
         QA.with_updated_fields("answr", desc="x")
     with pytest.raises(sio.SignatureError, match="colour"):
         QA.with_updated_fields("answer", colour="red")
@@ -95,7 +97,7 @@ def test_insert_needs_a_signature_field() -> None:
 def test_delete() -> None:
     smaller = QA.delete("context")
     assert smaller.signature == "question -> answer"
-    with pytest.raises(sio.SignatureError, match="no field `nope`"):
+    with pytest.raises(sio.SignatureError, match="`nope` is not a field of QA"):
         QA.delete("nope")
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structio as sio
-from structio.formatting import NumberedList
+from structio.rendering.formatting import NumberedList
 from structio.signatures._serialize import type_from_text, type_to_text
 
 
@@ -67,12 +67,12 @@ def test_the_data_is_readable() -> None:
         "notes": "list[str]",
         "age": "int | None",
         "patients": "dict[str, list[tests.signatures.test_serialize:Patient]]",
-        "history": "structio.signatures.history:History",
+        "history": "structio:History",
         "label": "Literal['a:b', \"it's\", 1, True]",
         "colour": "tests.signatures.test_serialize:Colour",
         "when": "datetime:date | None",
         "score": "float",
-        "steps": "structio.formatting:NumberedList[str]",
+        "steps": "structio:NumberedList[str]",
         "inner": "tests.signatures.test_serialize:Outer.Inner",
         "extra": "Any",
         "either": "int | str",
@@ -172,3 +172,9 @@ def test_signatures_round_trip(sig: type[sio.Signature]) -> None:
     again = sio.Signature.from_dict(json.loads(json.dumps(sig.to_dict())))
     assert again == sig
     assert again.to_dict() == sig.to_dict()
+
+
+def test_files_naming_structio_classes_by_an_old_module_path_still_load() -> None:
+    # Files written before the re-layering name structio's classes by their old modules.
+    assert type_from_text("structio.formatting:NumberedList[str]") == sio.NumberedList[str]
+    assert type_from_text("structio.signatures.history:History") is sio.History

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from structio._run_file import done_lines
 from structio.cli import main
+from structio.run import done_lines
 from tests.wire.server import OpenAIServer, Reply, Request
 
 SIG = "ticket -> category: str, urgency: int"

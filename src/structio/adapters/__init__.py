@@ -1,7 +1,15 @@
-"""Adapters: signatures, demos and inputs to chat messages, and completions back to values."""
+"""Adapters: pure wire formats, from signatures to chat messages and from completions back."""
 
-from structio.adapters.base import Adapter, AdapterResult, Message, SignatureLike
+from structio.adapters.base import Adapter, Message, ModelCapabilities, Reading, SignatureLike
 from structio.adapters.chat_adapter import ChatAdapter
 from structio.adapters.json_adapter import JSONAdapter
 
-__all__ = ["Adapter", "AdapterResult", "ChatAdapter", "JSONAdapter", "Message", "SignatureLike"]
+__all__ = [
+    "Adapter",
+    "ChatAdapter",
+    "JSONAdapter",
+    "Message",
+    "ModelCapabilities",
+    "Reading",
+    "SignatureLike",
+]

@@ -1,36 +1,55 @@
 """`Adapter`: the base class of the wire formats.
 
-An adapter turns a signature, demos and inputs into chat messages, and a completion back
-into typed values. Adapters are pure: they never call a model.
+An adapter is a pure wire format: it turns a signature, demos and inputs into chat messages
+(`format`, `render`), and a completion back into typed values (`parse`). It never calls a
+model: `structio.call` does that, through an adapter.
+
+Subclassing: override the methods marked with `hook` (listed in `Adapter.hooks()`), with or
+without calling ``super()``. Everything an adapter derives from a signature (the system
+message, the reminder, rendered demos) is computed once per signature *and per adapter
+options* (the instance's attributes), so two instances with different options never share
+a prompt.
 """
 
 from __future__ import annotations
 
 import abc
-import dataclasses
 import functools
-import json
 import textwrap
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
-from structio.adapters._completions import Found, clean
-from structio.adapters._memo import RenderCache, freeze_fields
-from structio.adapters._values import TypeInfo, input_text, jsonable, type_info
-from structio.exceptions import ContextWindowExceededError, FormatError, ParseError, TruncationError
-from structio.formatting import formatting_class
-from structio.prompt import Part, Prompt, Truncation, TruncationStep
+from structio._util.data import jsonable
+from structio._util.refs import class_ref, import_ref
+from structio.exceptions import ConfigurationError, FormatError
+from structio.parsing.clean import clean
+from structio.parsing.locate import Found
+from structio.parsing.read import fill_omitted_outputs, read_outputs
+from structio.rendering.formatting import formatting_class, input_text
+from structio.rendering.memo import RenderCache, freeze_fields
+from structio.rendering.prompt import Part, Prompt
+from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
-from structio.signatures.signature import Signature, SignatureMeta, _make_signature
-from structio.tokens import DEFAULT_ENCODING, EncodeFunc
+from structio.signatures.signature import (
+    Signature,
+    SignatureMeta,
+    _make_signature,
+    unknown_fields_message,
+)
+from structio.typemodel.info import type_info
 
-if TYPE_CHECKING:
-    from structio.lm.base import BaseLM
-    from structio.lm.types import LMResponse, Usage
-
-__all__ = ["Adapter", "AdapterResult", "Message", "SignatureLike"]
+__all__ = [
+    "Adapter",
+    "Message",
+    "ModelCapabilities",
+    "Reading",
+    "SignatureLike",
+    "as_signature",
+    "hook",
+]
 
 Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -42,121 +61,43 @@ INCOMPLETE_DEMO_PREFIX = (
     "This is an example of the task, though some input or output fields are not supplied."
 )
 NOT_SUPPLIED = "Not supplied for this particular example. "
-_STRUCTURE_SENTENCE = (
+STRUCTURE_SENTENCE = (
     "All interactions will be structured in the following way, "
     "with the appropriate values filled in."
 )
 
-
-Path = Literal["chat", "json", "json_reparse", "json_request"]
-"""Which route produced a result: the adapter's own format, the same completion read again
-as JSON (no new request), or a new request in JSON after the first could not be read."""
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclasses.dataclass(frozen=True)
-class AdapterResult:
-    """What a call through an adapter produced.
+def hook(method: F) -> F:
+    """Mark a method as a documented extension point that subclasses may override.
 
-    Attributes:
-        outputs: One dict of typed output values per completion (``n=`` choices).
-        path: ``"chat"`` or ``"json"`` when the adapter's own format was read;
-            ``"json_reparse"`` when ChatAdapter's completion was read as JSON instead (no new
-            request); ``"json_request"`` when a new request in JSON was needed.
-        responses: Every model response involved, in order (two after a JSON request).
-        truncation: What was cut from the prompt before the answering request, if anything.
+    Hooks may call ``super()``; the base implementations never call back into an override
+    of the same hook, so an override that extends the default cannot recurse.
     """
+    method.__structio_hook__ = True  # type: ignore[attr-defined]
+    return method
 
-    outputs: list[dict[str, Any]]
-    path: Path
-    responses: list[LMResponse] = dataclasses.field(default_factory=list)
-    truncation: Truncation | None = None
 
-    @property
-    def usage(self) -> Usage:
-        """Tokens of every request made for this result."""
-        if len(self.responses) == 1:  # the usual case: nothing to add up
-            return self.responses[0].usage
-        from structio.lm.types import Usage
-
-        total = Usage()
-        for response in self.responses:
-            total = total + response.usage
-        return total
+class ModelCapabilities(Protocol):
+    """What an adapter may ask of a model when it chooses request parameters."""
 
     @property
-    def cost(self) -> float | None:
-        """Cost in USD of every request, when known."""
-        if len(self.responses) == 1:
-            cost = self.responses[0].cost
-            return None if cost is None else float(cost)
-        costs = [r.cost for r in self.responses]
-        return None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
-
-    def after(self, first: LMResponse) -> AdapterResult:
-        """This result as the answer of a JSON request made after ``first`` failed to parse."""
-        return AdapterResult(
-            self.outputs, "json_request", [first, *self.responses], self.truncation
-        )
-
-
-# Our token count and the provider's differ (other tokenizers, message framing): keep a margin.
-_CONTEXT_MARGIN = 0.9
-
-
-@dataclasses.dataclass(frozen=True)
-class _Call:
-    """One request being prepared: the full prompt, what is sent, and what was cut."""
-
-    sig: type[Signature]
-    demos: list[Mapping[str, Any]]
-    prompt: Prompt
-    sent: Prompt
-    kwargs: dict[str, Any]
-    step: TruncationStep
-    truncation: Truncation | None = None
+    def supports_response_schema(self) -> bool:
+        """Whether the provider accepts a strict JSON schema as ``response_format``."""
+        ...
 
     @property
-    def messages(self) -> list[Message]:
-        return self.sent.messages
-
-    def truncated(
-        self, reason: Literal["max_prompt_tokens", "context_window"], limit: int
-    ) -> _Call:
-        sent = self.prompt.truncate(limit, self.step)
-        if not sent.dropped:
-            return dataclasses.replace(self, sent=sent)
-        truncation = Truncation(
-            reason=reason,
-            token_limit=limit,
-            tokens_before=self.prompt.token_count,
-            tokens_after=sent.token_count,
-            dropped=tuple(p.name for p in sent.dropped),
-        )
-        return dataclasses.replace(self, sent=sent, truncation=truncation)
-
-    def fitted_to_context(self, lm: BaseLM, error: ContextWindowExceededError) -> _Call:
-        """The call cut to the model's input limit, or ``error`` raised if that cannot help."""
-        limit = lm.max_input_tokens
-        if not limit:
-            raise error
-        budget = max(1, int(limit * _CONTEXT_MARGIN))
-        if self.truncation is not None:
-            budget = min(budget, self.truncation.token_limit)
-        try:
-            fitted = self.truncated("context_window", budget)
-        except TruncationError as cannot:
-            raise cannot from error
-        if len(fitted.sent) == len(self.sent):
-            raise error  # nothing more can be dropped; the same prompt would fail again
-        return fitted
+    def supports_json_mode(self) -> bool:
+        """Whether the provider accepts ``response_format={"type": "json_object"}``."""
+        ...
 
 
-class _NeedsJSONRequestError(Exception):
-    """Internal: the completion could not be read; a JSON request should be made."""
+class Reading(NamedTuple):
+    """A parsed completion: the typed outputs and which reader found them."""
 
-    def __init__(self, error: ParseError) -> None:
-        super().__init__(str(error))
-        self.error = error
+    values: dict[str, Any]
+    reader: str
 
 
 class _Plan:
@@ -168,7 +109,6 @@ class _Plan:
         "input_formats",
         "input_names",
         "inputs",
-        "output_infos",
         "outputs",
         "reminder",
         "rendered",
@@ -196,10 +136,6 @@ class _Plan:
         self.outputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
             (name, f, f.annotation is str) for name, f in sig.output_fields.items()
         )
-        self.output_infos: dict[str, TypeInfo] = {
-            name: type_info(f.annotation, tuple(f.constraints.items()))
-            for name, f in sig.output_fields.items()
-        }
         self.system = adapter.format_system_message(sig)
         self.system_part = Part("system", "system", self.system)
         self.reminder = adapter.user_message_output_requirements(sig)
@@ -208,16 +144,110 @@ class _Plan:
         self.rendered = RenderCache()
 
 
+# Plans of adapters whose options cannot be hashed, kept with the instance itself.
+_INSTANCE_PLANS: WeakKeyDictionary[Adapter, dict[type[Signature], _Plan]] = WeakKeyDictionary()
+
+
 class Adapter(abc.ABC):
     """Base class of adapters: the pieces every wire format shares.
 
     Subclasses define the field structure shown in the system message, the reminder that
-    ends the user message, how an assistant message is written, and how a completion is
-    parsed. Everything that depends only on the signature is computed once per signature.
+    ends the user message, how an assistant message is written, and where a completion's
+    outputs are (`locate`). See `hooks` for every method meant to be overridden.
+
+    Attributes:
+        route: The name of the wire format, as a prediction's ``route`` reports it.
     """
 
+    route: ClassVar[str] = "chat"
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        options = ", ".join(f"{k}={v!r}" for k, v in self._options().items())
+        return f"{type(self).__name__}({options})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Adapter):
+            return NotImplemented
+        return type(self) is type(other) and self._options() == other._options()
+
+    __hash__ = object.__hash__  # identity, so instances can key weak maps
+
+    @classmethod
+    def hooks(cls) -> list[str]:
+        """The names of the methods subclasses may override (marked with `hook`)."""
+        names = set()
+        for klass in cls.__mro__:
+            for name, member in vars(klass).items():
+                target = getattr(member, "__func__", member)
+                if getattr(target, "__structio_hook__", False):
+                    names.add(name)
+        return sorted(names)
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def _options(self) -> dict[str, Any]:
+        """The adapter's options: its public instance attributes."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The adapter as JSON-ready data: its class and its options.
+
+        Built-in adapters are named by class name; others as ``module:QualName``. Options
+        are the instance's public attributes, which `from_dict` passes back to the class as
+        keyword arguments: a subclass whose ``__init__`` takes other arguments overrides
+        both methods.
+
+        Raises:
+            ConfigurationError: The class is defined inside a function, or an option is
+                not JSON data.
+        """
+        klass = type(self)
+        if _is_structio(klass):
+            name = klass.__qualname__
+        else:
+            try:
+                name = class_ref(klass)
+            except ValueError as exc:
+                raise ConfigurationError(f"cannot save adapter {klass.__name__}: {exc}") from None
+        data: dict[str, Any] = {"type": name}
+        for key, value in self._options().items():
+            converted = jsonable(value)
+            if isinstance(converted, str) and not isinstance(value, str):
+                raise ConfigurationError(
+                    f"cannot save adapter {klass.__name__}: option {key}={value!r} is not JSON "
+                    "data; override to_dict/from_dict to save it"
+                )
+            data[key] = converted
+        return data
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Adapter:
+        """The adapter `to_dict` described (importing a custom adapter's class).
+
+        Raises:
+            ConfigurationError: The data names no adapter class, or the class cannot be
+                imported or does not take these options.
+        """
+        if not isinstance(data, Mapping) or not isinstance(data.get("type"), str):
+            raise ConfigurationError(
+                f"a saved adapter is a dict with a 'type' (its class), not {data!r}"
+            )
+        name = data["type"]
+        options = {k: v for k, v in data.items() if k != "type"}
+        klass = _builtin_adapter(name) if ":" not in name else None
+        if klass is None:
+            try:
+                klass = import_ref(name)
+            except ImportError as exc:
+                raise ConfigurationError(f"cannot load adapter: {exc}") from None
+        if not (isinstance(klass, type) and issubclass(klass, Adapter)):
+            raise ConfigurationError(f"cannot load adapter {name!r}: it is not an Adapter class")
+        try:
+            return klass(**options)
+        except TypeError as exc:
+            raise ConfigurationError(
+                f"cannot load adapter {name!r} with options {options!r}: {exc}"
+            ) from None
 
     # -- public API -------------------------------------------------------------------------
 
@@ -310,38 +340,22 @@ class Adapter(abc.ABC):
             ParseError: A required output is missing, cut off, or does not fit its type or
                 constraints; the error lists every such field with the offending text.
         """
-        values, _ = self._parse_located(as_signature(signature), completion)
-        return values
+        return self.read(as_signature(signature), completion).values
 
+    def read(self, signature: type[Signature], completion: str) -> Reading:
+        """`parse`, also saying which reader found the outputs (``"sections"``, ``"JSON"``...).
+
+        Raises:
+            ParseError: As `parse`.
+        """
+        found = self.locate(signature, clean(completion))
+        values = read_outputs(signature, completion, found, adapter=type(self).__name__)
+        return Reading(values, found.how if found is not None else "")
+
+    @hook
     @abc.abstractmethod
     def locate(self, signature: type[Signature], text: str) -> Found | None:
         """Find where each output's text is in a (cleaned) completion, or ``None``."""
-
-    def _parse_located(self, sig: type[Signature], completion: str) -> tuple[dict[str, Any], str]:
-        """The typed outputs and which reader found them (``"sections"``, ``"JSON"``...)."""
-        found = self.locate(sig, clean(completion))
-        if found is None:
-            problem = (
-                "found no outputs: no [[ ## field ## ]] sections, JSON object or "
-                "`Field: value` lines naming them"
-            )
-            return self._finish(sig, completion, {}, {}, problem), ""
-        plan = self._plan(sig)
-        values: dict[str, Any] = {}
-        invalid: dict[str, tuple[str, str]] = {}
-        for name in found.cut_off:
-            invalid[name] = (
-                _shown(found.texts.get(name, "")),
-                "the completion is cut off here; the value may be incomplete",
-            )
-        for name, raw in found.texts.items():
-            if name in found.cut_off or raw is None:  # JSON null: the output was not given
-                continue
-            try:
-                values[name] = plan.output_infos[name].parse_json_value(raw)
-            except ValueError as exc:
-                invalid[name] = (_shown(raw), str(exc))
-        return self._finish(sig, completion, values, invalid), found.how
 
     def format_finetune_data(
         self,
@@ -368,150 +382,24 @@ class Adapter(abc.ABC):
         )
         return {"messages": messages}
 
-    def __call__(
-        self,
-        lm: BaseLM,
-        lm_kwargs: Mapping[str, Any],
-        signature: SignatureLike,
-        demos: Iterable[Mapping[str, Any]],
-        inputs: Mapping[str, Any],
-        *,
-        max_prompt_tokens: int | None = None,
-        truncation_step: TruncationStep = 0,
-    ) -> AdapterResult:
-        """Format, call the model, and parse every choice.
-
-        With ``max_prompt_tokens`` the history is truncated to fit first. When the provider
-        says the context window was exceeded, the prompt is truncated to the model's input
-        limit (``lm.max_input_tokens``) and sent once more; the result's ``truncation`` says so.
-
-        Raises:
-            ParseError: A completion cannot be read (after the fallback, if any). When the
-                model hit its token limit, the error says so (``truncated``).
-            LMError: The provider failed; never answered with a fallback.
-            TruncationError: The parts that cannot be dropped exceed the budget.
-        """
-        call = self._prepare_call(
-            lm, lm_kwargs, signature, demos, inputs, max_prompt_tokens, truncation_step
-        )
-        try:
-            response = lm(call.messages, **call.kwargs)
-        except ContextWindowExceededError as exc:
-            call = call.fitted_to_context(lm, exc)
-            response = lm(call.messages, **call.kwargs)
-        try:
-            return self._read(call.sig, response, call.truncation)
-        except _NeedsJSONRequestError as need:
-            try:
-                result = self._fallback_adapter()(
-                    lm,
-                    lm_kwargs,
-                    call.sig,
-                    call.demos,
-                    inputs,
-                    max_prompt_tokens=max_prompt_tokens,
-                    truncation_step=truncation_step,
-                )
-            except ParseError as error:
-                raise error from need.error
-            return result.after(response)
-
-    async def acall(
-        self,
-        lm: BaseLM,
-        lm_kwargs: Mapping[str, Any],
-        signature: SignatureLike,
-        demos: Iterable[Mapping[str, Any]],
-        inputs: Mapping[str, Any],
-        *,
-        max_prompt_tokens: int | None = None,
-        truncation_step: TruncationStep = 0,
-    ) -> AdapterResult:
-        """Async form of calling the adapter."""
-        call = self._prepare_call(
-            lm, lm_kwargs, signature, demos, inputs, max_prompt_tokens, truncation_step
-        )
-        try:
-            response = await lm.acall(call.messages, **call.kwargs)
-        except ContextWindowExceededError as exc:
-            call = call.fitted_to_context(lm, exc)
-            response = await lm.acall(call.messages, **call.kwargs)
-        try:
-            return self._read(call.sig, response, call.truncation)
-        except _NeedsJSONRequestError as need:
-            try:
-                result = await self._fallback_adapter().acall(
-                    lm,
-                    lm_kwargs,
-                    call.sig,
-                    call.demos,
-                    inputs,
-                    max_prompt_tokens=max_prompt_tokens,
-                    truncation_step=truncation_step,
-                )
-            except ParseError as error:
-                raise error from need.error
-            return result.after(response)
-
-    def _prepare_call(
-        self,
-        lm: BaseLM,
-        lm_kwargs: Mapping[str, Any],
-        signature: SignatureLike,
-        demos: Iterable[Mapping[str, Any]],
-        inputs: Mapping[str, Any],
-        max_prompt_tokens: int | None,
-        truncation_step: TruncationStep,
-    ) -> _Call:
-        sig = as_signature(signature)
-        demo_list = list(demos)
-        prompt = self.render(sig, demo_list, inputs)
-        call = _Call(
-            sig, demo_list, prompt, prompt, self.lm_kwargs(lm, sig, lm_kwargs), truncation_step
-        )
-        if max_prompt_tokens is not None:
-            call = call.truncated("max_prompt_tokens", max_prompt_tokens)
-        return call
-
-    def lm_kwargs(
-        self, lm: BaseLM, signature: type[Signature], lm_kwargs: Mapping[str, Any]
+    @hook
+    def request_params(
+        self, signature: type[Signature], params: Mapping[str, Any], lm: ModelCapabilities
     ) -> dict[str, Any]:
-        """The request parameters for this adapter (JSONAdapter adds ``response_format``)."""
-        return dict(lm_kwargs)
+        """The request parameters for this format (JSONAdapter adds ``response_format``)."""
+        return dict(params)
 
-    def _read(
-        self, sig: type[Signature], response: LMResponse, truncation: Truncation | None = None
-    ) -> AdapterResult:
-        outputs: list[dict[str, Any]] = []
-        path: Path = self._own_path
-        for completion in response.completions:
-            try:
-                values, how = self._parse_located(sig, completion.text)
-                outputs.append(values)
-                if how == "JSON" and path == "chat":
-                    path = "json_reparse"  # ChatAdapter read a JSON answer: no new request
-                continue
-            except ParseError as error:
-                if completion.truncated:
-                    raise error.with_truncation() from None
-                values = self._recover(sig, completion.text, error)
-            outputs.append(values)
-            path = "json_reparse"
-        return AdapterResult(outputs, path, [response], truncation)
+    def fallback_adapter(self) -> Adapter | None:
+        """The adapter to try when a completion in this format cannot be read, if any.
 
-    @property
-    def _own_path(self) -> Path:
-        return "chat"
-
-    def _recover(self, sig: type[Signature], text: str, error: ParseError) -> dict[str, Any]:
-        """Read a completion that `parse` refused, or raise; the base adapter cannot."""
-        raise error
-
-    def _fallback_adapter(self) -> Adapter:
-        raise NotImplementedError(f"{type(self).__name__} has no fallback adapter")
+        The call layer first reads the same completion with it (no new request), then, if
+        that fails too, makes one more request with it.
+        """
+        return None
 
     # -- pieces subclasses may override -----------------------------------------------------
 
+    @hook
     def format_system_message(self, signature: type[Signature]) -> str:
         """The system message: field descriptions, field structure and the task."""
         return "\n".join(
@@ -522,6 +410,7 @@ class Adapter(abc.ABC):
             ]
         )
 
+    @hook
     def format_field_description(self, signature: type[Signature]) -> str:
         """The ``Your input fields are: ...`` block."""
         inputs = {n: f for n, f in signature.input_fields.items() if f.annotation is not History}
@@ -530,16 +419,19 @@ class Adapter(abc.ABC):
             f"Your output fields are:\n{_describe(signature.output_fields)}"
         )
 
+    @hook
     @abc.abstractmethod
     def format_field_structure(self, signature: type[Signature]) -> str:
         """The part of the system message that shows how messages are laid out."""
 
+    @hook
     def format_task_description(self, signature: type[Signature]) -> str:
         """``In adhering to this structure, your objective is:`` and the instructions."""
         lines = textwrap.dedent(signature.instructions).splitlines()
         body = "".join("\n        " + line for line in lines)
         return f"In adhering to this structure, your objective is: {body}"
 
+    @hook
     def format_input_structure(self, signature: type[Signature]) -> str:
         """One ``[[ ## name ## ]]`` / ``{name}`` block per input (`History` inputs excepted)."""
         return "\n\n".join(
@@ -548,6 +440,7 @@ class Adapter(abc.ABC):
             if f.annotation is not History
         )
 
+    @hook
     @staticmethod
     def format_type_requirement(field: SignatureField) -> str:
         """`` (must be formatted as a valid Python T)`` for a non-``str`` output, else ''."""
@@ -555,10 +448,12 @@ class Adapter(abc.ABC):
             return ""
         return f" (must be formatted as a valid Python {type_info(field.annotation).name})"
 
+    @hook
     @abc.abstractmethod
     def user_message_output_requirements(self, signature: type[Signature]) -> str:
         """The reminder ending each request: which outputs to write, in which format."""
 
+    @hook
     def format_user_message_content(
         self,
         signature: type[Signature],
@@ -568,7 +463,7 @@ class Adapter(abc.ABC):
         main_request: bool = False,
     ) -> str:
         """A user message: the given inputs as sections, then the reminder on requests."""
-        return self._user_content(signature, self._plan(signature), inputs, prefix, main_request)
+        return self._plain_user_content(self._plan(signature), inputs, prefix, main_request)
 
     def _user_content(
         self,
@@ -583,6 +478,12 @@ class Adapter(abc.ABC):
             return self.format_user_message_content(
                 signature, inputs, prefix=prefix, main_request=main_request
             )
+        return self._plain_user_content(plan, inputs, prefix, main_request)
+
+    @staticmethod
+    def _plain_user_content(
+        plan: _Plan, inputs: Mapping[str, Any], prefix: str, main_request: bool
+    ) -> str:
         parts = [prefix]
         formats = plan.input_formats
         for name, _, is_str in plan.inputs:
@@ -598,6 +499,7 @@ class Adapter(abc.ABC):
             parts.append(plan.reminder)
         return "\n\n".join(parts).strip()
 
+    @hook
     @abc.abstractmethod
     def format_assistant_message_content(
         self,
@@ -617,6 +519,7 @@ class Adapter(abc.ABC):
         """Demos as user/assistant messages (see `demo_parts`)."""
         return [{"role": p.role, "content": p.content} for p in self.demo_parts(signature, demos)]
 
+    @hook
     def demo_parts(
         self, signature: type[Signature], demos: Iterable[Mapping[str, Any]]
     ) -> list[Part]:
@@ -653,7 +556,7 @@ class Adapter(abc.ABC):
                 missing: str | None = missing,
                 number: int = number,
             ) -> tuple[Part, ...]:
-                user = self.format_user_message_content(signature, demo, prefix=prefix)
+                user = self._user_content(signature, plan, demo, prefix, False)
                 assistant = self.format_assistant_message_content(signature, demo, missing)
                 return (
                     Part(f"demo_{number}_user", "user", user),
@@ -670,6 +573,7 @@ class Adapter(abc.ABC):
             {"role": p.role, "content": p.content} for p in self.history_parts(signature, history)
         ]
 
+    @hook
     def history_parts(self, signature: type[Signature], history: History) -> list[Part]:
         """The turns of a conversation history, oldest first, as truncatable parts.
 
@@ -684,7 +588,7 @@ class Adapter(abc.ABC):
             def render(turn: Mapping[str, Any] = turn, number: int = number) -> tuple[Part, ...]:
                 rendered: list[Part] = []
                 if any(name in turn for name, _, _ in plan.inputs):
-                    content = self.format_user_message_content(signature, turn, main_request=True)
+                    content = self._user_content(signature, plan, turn, "", True)
                     rendered.append(Part(f"history_{number}_user", "user", content, 1))
                 if any(name in turn for name, _, _ in plan.outputs):
                     content = self.format_assistant_message_content(signature, turn)
@@ -697,9 +601,18 @@ class Adapter(abc.ABC):
     # -- shared machinery -------------------------------------------------------------------
 
     def _plan(self, sig: type[Signature]) -> _Plan:
-        key = (type(self), "plan")
-        cache = sig.__structio_cache__
-        plan = cache.get(key)
+        state = self.__dict__
+        try:
+            # The options are part of the key: instances that differ share no prompt.
+            key: Hashable = (type(self), "plan", *state.items()) if state else (type(self), "plan")
+            cache = sig.__structio_cache__
+            plan = cache.get(key)
+        except TypeError:  # an unhashable option: keep the plan with this instance
+            plans = _INSTANCE_PLANS.setdefault(self, {})
+            plan = plans.get(sig)
+            if plan is None:
+                plan = plans[sig] = _Plan(self, sig)
+            return plan
         if plan is None:
             plan = cache[key] = _Plan(self, sig)
         return plan
@@ -723,7 +636,7 @@ class Adapter(abc.ABC):
         values = dict(inputs)
         unknown = [name for name in values if name not in plan.input_names]
         if unknown:
-            raise FormatError(_unknown_inputs_message(sig, unknown))
+            raise FormatError(unknown_fields_message(sig, unknown, "input"))
         missing = [name for name in plan.required_inputs if name not in values]
         if missing:
             names = ", ".join(f"`{n}`" for n in missing)
@@ -749,12 +662,8 @@ class Adapter(abc.ABC):
             )
         unknown = [name for name in outputs if name not in sig.output_fields]
         if unknown:
-            names = ", ".join(f"`{n}`" for n in unknown)
-            raise FormatError(
-                f"{names} {'is not an output' if len(unknown) == 1 else 'are not outputs'} of "
-                f"{sig.__name__} ({sig.signature}); its outputs are: {_names(sig.output_fields)}"
-            )
-        values, missing = _fill_omitted_outputs(sig, outputs)
+            raise FormatError(unknown_fields_message(sig, unknown, "output"))
+        values, missing = fill_omitted_outputs(sig, outputs)
         if missing:
             raise FormatError(
                 f"missing output(s) {', '.join(f'`{n}`' for n in missing)} for {sig.__name__} "
@@ -762,72 +671,21 @@ class Adapter(abc.ABC):
             )
         return values
 
-    def _finish(
-        self,
-        sig: type[Signature],
-        completion: str,
-        values: Mapping[str, Any],
-        invalid: Mapping[str, tuple[str, str]],
-        problem: str | None = None,
-    ) -> dict[str, Any]:
-        """Fill defaults and ``None`` for omitted optional outputs, or raise ParseError."""
-        result, missing = _fill_omitted_outputs(sig, values, skip=invalid)
-        if missing or invalid or problem:
-            if not completion.strip():
-                problem = "the completion is empty"
-            raise ParseError(
-                adapter=type(self).__name__,
-                signature=sig,
-                completion=completion,
-                parsed=values,
-                missing=missing,
-                invalid=invalid,
-                problem=problem,
-            )
-        return result
+
+def _is_structio(klass: type) -> bool:
+    module = klass.__module__
+    return module == "structio" or module.startswith("structio.")
 
 
-def _fill_omitted_outputs(
-    sig: type[Signature], values: Mapping[str, Any], skip: Mapping[str, Any] | None = None
-) -> tuple[dict[str, Any], list[str]]:
-    """Outputs in signature order, omitted ones filled from defaults or ``None``.
-
-    Returns the filled values and the names of required outputs that are still missing;
-    names in ``skip`` (outputs already known to be invalid) are neither filled nor missing.
-    """
-    result: dict[str, Any] = {}
-    missing: list[str] = []
-    for name, field in sig.output_fields.items():
-        if name in values:
-            result[name] = values[name]
-        elif skip and name in skip:
-            continue
-        elif field.has_default:
-            result[name] = field.get_default()
-        elif field.admits_none:
-            result[name] = None
-        else:
-            missing.append(name)
-    return result, missing
-
-
-def _shown(raw: Any) -> str:
-    """A found value as the text an error quotes."""
-    return raw if isinstance(raw, str) else json.dumps(jsonable(raw), ensure_ascii=False)
-
-
-def bare_value(signature: type[Signature], text: str) -> Found | None:
-    """The whole text as the value of a single non-``str`` output (``42``, ``Yes.``).
-
-    A ``str`` output never takes the whole text this way: a refusal would become its value.
-    """
-    outputs = signature.output_fields
-    if len(outputs) != 1 or not text.strip():
-        return None
-    name, field = next(iter(outputs.items()))
-    if field.annotation is str:
-        return None
-    return Found(texts={name: text}, how="bare value")
+def _builtin_adapter(name: str) -> type[Adapter] | None:
+    """A structio adapter class by name (they are all imported with `structio.adapters`)."""
+    pending: list[type[Adapter]] = list(Adapter.__subclasses__())
+    while pending:
+        klass = pending.pop()
+        if klass.__qualname__ == name and _is_structio(klass):
+            return klass
+        pending.extend(klass.__subclasses__())
+    return None
 
 
 def _demo_key(number: int, missing: str | None, demo: Mapping[str, Any]) -> Hashable:
@@ -850,20 +708,6 @@ def _describe(fields: Mapping[str, SignatureField]) -> str:
 
 def _names(fields: Mapping[str, Any]) -> str:
     return ", ".join(f"`{n}`" for n in fields) or "(none)"
-
-
-def _unknown_inputs_message(sig: type[Signature], unknown: Sequence[str]) -> str:
-    import difflib
-
-    parts = []
-    for name in unknown:
-        if name in sig.output_fields:
-            parts.append(f"`{name}` is an output of {sig.__name__}, not an input")
-            continue
-        close = difflib.get_close_matches(name, list(sig.input_fields), n=1)
-        guess = f" (did you mean `{close[0]}`?)" if close else ""
-        parts.append(f"`{name}` is not an input of {sig.__name__}{guess}")
-    return "; ".join(parts) + f". Its inputs are: {_names(sig.input_fields)} ({sig.signature})"
 
 
 @functools.lru_cache(maxsize=256)

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from structio.adapters._completions import Found, find_json, find_labels, find_sections
-from structio.adapters._values import format_value, type_info
-from structio.adapters.base import (
-    _STRUCTURE_SENTENCE,
-    Adapter,
-    _NeedsJSONRequestError,
-    bare_value,
-)
+from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, hook
 from structio.adapters.json_adapter import JSONAdapter
-from structio.exceptions import ParseError
+from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
+from structio.rendering.text import format_value
 from structio.signatures.signature import Signature
+from structio.typemodel.info import type_info
 
 __all__ = ["ChatAdapter"]
 
@@ -34,6 +29,8 @@ class ChatAdapter(Adapter):
         {'answer': 42}
     """
 
+    route: ClassVar[str] = "chat"
+
     def __init__(self, *, fallback: Literal["json"] | None = "json") -> None:
         """Create a ChatAdapter.
 
@@ -51,6 +48,11 @@ class ChatAdapter(Adapter):
     def __repr__(self) -> str:
         return "ChatAdapter()" if self.fallback == "json" else "ChatAdapter(fallback=None)"
 
+    def fallback_adapter(self) -> Adapter | None:
+        """`JSONAdapter`, unless made with ``fallback=None``."""
+        return JSONAdapter() if self.fallback == "json" else None
+
+    @hook
     def format_field_structure(self, signature: type[Signature]) -> str:
         """``All interactions will be structured ...`` with one section per field."""
         inputs = self.format_input_structure(signature)
@@ -58,8 +60,9 @@ class ChatAdapter(Adapter):
             f"[[ ## {name} ## ]]\n{type_info(f.annotation).placeholder(name)}"
             for name, f in signature.output_fields.items()
         )
-        return "\n\n".join([_STRUCTURE_SENTENCE, inputs, outputs, _COMPLETED])
+        return "\n\n".join([STRUCTURE_SENTENCE, inputs, outputs, _COMPLETED])
 
+    @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:
         """``Respond with the corresponding output fields, starting with the field ...``."""
         fields = [
@@ -72,6 +75,7 @@ class ChatAdapter(Adapter):
             + f", and then ending with the marker for `{_COMPLETED}`."
         )
 
+    @hook
     def format_assistant_message_content(
         self,
         signature: type[Signature],
@@ -90,6 +94,7 @@ class ChatAdapter(Adapter):
             sections.append(f"[[ ## {name} ## ]]\n{text}")
         return "\n\n".join(sections).strip() + f"\n\n{_COMPLETED}\n"
 
+    @hook
     def locate(self, signature: type[Signature], text: str) -> Found | None:
         """Find the outputs: sections first, then a JSON object, labels, or a bare value.
 
@@ -106,16 +111,5 @@ class ChatAdapter(Adapter):
             find_sections(text, names, outputs)
             or find_json(text, outputs)
             or find_labels(text, names, {n: f.required for n, f in outputs.items()})
-            or bare_value(signature, text)
+            or bare_value({n: f.annotation is str for n, f in outputs.items()}, text)
         )
-
-    def _recover(self, sig: type[Signature], text: str, error: ParseError) -> dict[str, Any]:
-        if self.fallback is None:
-            raise error
-        try:
-            return JSONAdapter().parse(sig, text)
-        except ParseError:
-            raise _NeedsJSONRequestError(error) from error
-
-    def _fallback_adapter(self) -> Adapter:
-        return JSONAdapter()

@@ -5,15 +5,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar
 
-from structio.adapters._completions import Found, find_json, find_labels, find_sections
-from structio.adapters._values import jsonable, type_info
-from structio.adapters.base import _STRUCTURE_SENTENCE, Adapter, bare_value
+from structio._util.data import jsonable
+from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, ModelCapabilities, hook
+from structio.parsing.locate import (
+    Found,
+    bare_json_value,
+    bare_value,
+    find_json,
+    find_labels,
+    find_sections,
+)
 from structio.signatures.signature import Signature
-
-if TYPE_CHECKING:
-    from structio.lm.base import BaseLM
+from structio.typemodel.info import type_info
+from structio.typemodel.schema import strict_schema
 
 __all__ = ["JSONAdapter", "strict_output_schema"]
 
@@ -30,12 +36,11 @@ class JSONAdapter(Adapter):
         {'answer': 42}
     """
 
-    @property
-    def _own_path(self) -> Literal["json"]:
-        return "json"
+    route: ClassVar[str] = "json"
 
-    def lm_kwargs(
-        self, lm: BaseLM, signature: type[Signature], lm_kwargs: Mapping[str, Any]
+    @hook
+    def request_params(
+        self, signature: type[Signature], params: Mapping[str, Any], lm: ModelCapabilities
     ) -> dict[str, Any]:
         """Add a ``response_format`` the model supports, unless the caller chose one.
 
@@ -44,7 +49,7 @@ class JSONAdapter(Adapter):
         and forcing ``{}`` would lose data); ``{"type": "json_object"}`` when the model supports
         only that; nothing (plain prompting) otherwise.
         """
-        kwargs = dict(lm_kwargs)
+        kwargs = dict(params)
         if "response_format" in kwargs:
             return kwargs
         schema = strict_output_schema(signature) if lm.supports_response_schema else None
@@ -57,6 +62,7 @@ class JSONAdapter(Adapter):
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
 
+    @hook
     def format_field_structure(self, signature: type[Signature]) -> str:
         """The input sections, then the JSON skeleton of the outputs with type hints."""
         inputs = self.format_input_structure(signature)
@@ -66,7 +72,7 @@ class JSONAdapter(Adapter):
         }
         return "\n\n".join(
             [
-                _STRUCTURE_SENTENCE,
+                STRUCTURE_SENTENCE,
                 "Inputs will have the following structure:",
                 inputs,
                 "Outputs will be a JSON object with the following fields.",
@@ -74,6 +80,7 @@ class JSONAdapter(Adapter):
             ]
         )
 
+    @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:
         """``Respond with a JSON object in the following order of fields: ...``."""
         fields = [
@@ -86,6 +93,7 @@ class JSONAdapter(Adapter):
             + "."
         )
 
+    @hook
     def format_assistant_message_content(
         self,
         signature: type[Signature],
@@ -101,6 +109,7 @@ class JSONAdapter(Adapter):
                 data[name] = missing_field_message
         return json.dumps(data, indent=2, ensure_ascii=False)
 
+    @hook
     def locate(self, signature: type[Signature], text: str) -> Found | None:
         """Find the outputs: a JSON object first, then a bare JSON value, sections, labels.
 
@@ -114,24 +123,11 @@ class JSONAdapter(Adapter):
         outputs = signature.output_fields
         return (
             find_json(text, outputs)
-            or _bare_json_value(signature, text)
+            or bare_json_value(outputs, text)
             or find_sections(text, names, outputs)
             or find_labels(text, names, {n: f.required for n, f in outputs.items()})
-            or bare_value(signature, text)
+            or bare_value({n: f.annotation is str for n, f in outputs.items()}, text)
         )
-
-
-def _bare_json_value(signature: type[Signature], text: str) -> Found | None:
-    """A single-output signature answered with a bare JSON value (``42``, ``"Paris"``)."""
-    if len(signature.output_fields) != 1:
-        return None
-    try:
-        value = json.loads(text, strict=False)
-    except ValueError:
-        return None
-    if isinstance(value, dict):
-        return None
-    return Found(texts={next(iter(signature.output_fields)): value}, how="JSON value")
 
 
 def _schema_name(signature: type[Signature]) -> str:
@@ -149,47 +145,6 @@ def strict_output_schema(signature: type[Signature]) -> dict[str, Any] | None:
     cache = signature.__structio_cache__
     key = ("json", "strict_schema")
     if key not in cache:
-        cache[key] = _build_strict_schema(signature)
+        cache[key] = strict_schema({n: f.annotation for n, f in signature.output_fields.items()})
     schema: dict[str, Any] | None = cache[key]
     return schema
-
-
-def _build_strict_schema(signature: type[Signature]) -> dict[str, Any] | None:
-    from pydantic import TypeAdapter
-
-    properties: dict[str, Any] = {}
-    defs: dict[str, Any] = {}
-    for name, field in signature.output_fields.items():
-        schema = TypeAdapter(field.annotation).json_schema()
-        defs.update(schema.pop("$defs", {}))
-        properties[name] = schema
-    root: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-    if defs:
-        root["$defs"] = defs
-    return root if _make_strict(root) else None
-
-
-def _make_strict(node: Any) -> bool:
-    """Close every object in place; False if one is open (a dict or Any)."""
-    if isinstance(node, list):
-        return all(_make_strict(item) for item in node)
-    if not isinstance(node, dict):
-        return True
-    node.pop("default", None)
-    if not node or (node.get("type") == "object" and "properties" not in node):
-        return False  # Any ({}), or a dict with free keys
-    if "properties" in node:
-        node["required"] = list(node["properties"])
-        node["additionalProperties"] = False
-    for key in ("properties", "$defs"):
-        if key in node and not all(_make_strict(v) for v in node[key].values()):
-            return False
-    for key in ("items", "anyOf", "allOf", "oneOf", "prefixItems"):
-        if key in node and not _make_strict(node[key]):
-            return False
-    return True

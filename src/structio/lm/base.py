@@ -3,23 +3,60 @@
 from __future__ import annotations
 
 import abc
+import contextlib
+import contextvars
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from structio.lm.cache import public_params
+from structio._util.secrets import public_params
 from structio.lm.types import LMResponse
 
-__all__ = ["BaseLM", "HistoryEntry", "inspect_history"]
+if TYPE_CHECKING:
+    from structio.adapters.base import Adapter
+    from structio.signatures.signature import Signature
+
+__all__ = ["BaseLM", "HistoryEntry", "Origin", "current_origin", "inspect_history", "origin"]
 
 Messages = Sequence[Mapping[str, Any]]
 
 _GLOBAL_HISTORY: deque[HistoryEntry] = deque(maxlen=200)
 _GLOBAL_LOCK = threading.Lock()
+
+
+class Origin(NamedTuple):
+    """Where a request comes from: the adapter that wrote it and the signature it asks for."""
+
+    adapter: Adapter
+    signature: type[Signature]
+
+
+_ORIGIN: contextvars.ContextVar[Origin | None] = contextvars.ContextVar(
+    "structio_origin", default=None
+)
+
+
+@contextlib.contextmanager
+def origin(adapter: Adapter, signature: type[Signature]) -> Iterator[None]:
+    """Say, for the model calls inside, which adapter and signature the request is for.
+
+    The call layer does this, so a model that writes its own replies (`FakeLM`) answers in
+    the format the request asks for, without reading the prompt.
+    """
+    token = _ORIGIN.set(Origin(adapter, signature))
+    try:
+        yield
+    finally:
+        _ORIGIN.reset(token)
+
+
+def current_origin() -> Origin | None:
+    """The adapter and signature of the request being made here, if the call layer said."""
+    return _ORIGIN.get()
 
 
 @dataclass(frozen=True)
@@ -78,37 +115,40 @@ class BaseLM(abc.ABC):
         """The model's context window in tokens, when known."""
         return None
 
-    def __call__(self, messages: Messages, **overrides: Any) -> LMResponse:
-        """Send messages and return one completion per choice (``n=``)."""
-        start = time.perf_counter()
-        response = self._complete(_plain_messages(messages), overrides)
-        return self._record(messages, overrides, response, start)
+    def __call__(self, messages: Messages, **params: Any) -> LMResponse:
+        """Send messages and return one completion per choice (``n=``).
 
-    async def acall(self, messages: Messages, **overrides: Any) -> LMResponse:
-        """Async form of ``lm(messages, **overrides)``."""
+        ``params`` are request parameters for this call; they update the LM's own.
+        """
         start = time.perf_counter()
-        response = await self._acomplete(_plain_messages(messages), overrides)
-        return self._record(messages, overrides, response, start)
+        response = self._complete(_plain_messages(messages), params)
+        return self._record(messages, params, response, start)
+
+    async def acall(self, messages: Messages, **params: Any) -> LMResponse:
+        """Async form of ``lm(messages, **params)``."""
+        start = time.perf_counter()
+        response = await self._acomplete(_plain_messages(messages), params)
+        return self._record(messages, params, response, start)
 
     @abc.abstractmethod
-    def _complete(self, messages: list[dict[str, Any]], overrides: dict[str, Any]) -> LMResponse:
-        """Produce the response for one call."""
+    def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> LMResponse:
+        """Produce the response for one call (``params``: this call's request parameters)."""
 
     async def _acomplete(
-        self, messages: list[dict[str, Any]], overrides: dict[str, Any]
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
     ) -> LMResponse:
         import asyncio
 
-        return await asyncio.to_thread(self._complete, messages, overrides)
+        return await asyncio.to_thread(self._complete, messages, params)
 
-    def request_params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
-        """The parameters a call sends: the LM's settings updated by per-call overrides."""
-        return dict(overrides)
+    def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters a call sends: the LM's own updated by this call's ``params``."""
+        return dict(params)
 
     def _record(
         self,
         messages: Messages,
-        overrides: Mapping[str, Any],
+        params: Mapping[str, Any],
         response: LMResponse,
         start: float,
     ) -> LMResponse:
@@ -125,7 +165,7 @@ class BaseLM(abc.ABC):
         entry = HistoryEntry(
             model=self.model,
             messages=_plain_messages(messages),
-            params=public_params(self.request_params(overrides)),
+            params=public_params(self.request_params(params)),
             response=response,
         )
         self.history.append(entry)

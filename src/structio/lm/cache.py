@@ -9,39 +9,18 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from structio._util.secrets import public_params
 from structio.lm.types import LMResponse
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["ResponseCache", "cache_key", "default_cache"]
+__all__ = ["ResponseCache", "cache_key", "default_cache", "public_params"]
 
 # Request parameters that never change a response: they are left out of the key.
 _NOT_IN_KEY = frozenset(
     {"cache", "num_retries", "max_retries", "timeout", "request_timeout", "metadata", "stream"}
 )
-# Credentials are never part of the key (the key must not leak them, and a rotated key must
-# not invalidate the cache).
-_SECRET_NAMES = frozenset({"api_key", "api_token", "azure_ad_token", "vertex_credentials"})
-_SECRET_SUFFIXES = ("_key", "_secret", "_token", "_password", "_credentials")
-_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
-
-
-def _is_secret(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in _SECRET_NAMES or lowered.endswith(_SECRET_SUFFIXES)
-
-
-def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters with credentials removed (for cache keys and call history)."""
-    clean: dict[str, Any] = {}
-    for name, value in params.items():
-        if _is_secret(name):
-            continue
-        if name in ("headers", "extra_headers") and isinstance(value, Mapping):
-            value = {k: v for k, v in value.items() if k.lower() not in _SECRET_HEADERS}
-        clean[name] = value
-    return clean
 
 
 def cache_key(model: str, messages: Any, params: Mapping[str, Any]) -> str:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from structio._util.secrets import public_params
+from structio.adapters.base import Adapter
+from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import ConfigurationError
-from structio.lm.base import BaseLM
+from structio.lm.base import BaseLM, current_origin
 from structio.lm.types import Completion, LMResponse
+from structio.signatures.field import OutputField
+from structio.signatures.signature import Signature, make_signature
 
 __all__ = ["FakeCall", "FakeLM"]
 
@@ -20,7 +26,7 @@ Reply = Union[Scripted, Sequence[Scripted]]  # noqa: UP007
 
 @dataclass(frozen=True)
 class FakeCall:
-    """One call received by a `FakeLM`: the messages and the per-call parameters."""
+    """One call received by a `FakeLM`: the messages and the call's parameters (no secrets)."""
 
     messages: list[dict[str, Any]]
     params: dict[str, Any]
@@ -38,8 +44,8 @@ class FakeLM(BaseLM):
     Each call takes the next scripted reply, or asks the function for one. A reply is:
 
     - a string: the completion text;
-    - a dict of output values: written in the format the prompt asks for (a JSON object
-      when the system message asks for JSON, ``[[ ## field ## ]]`` sections otherwise);
+    - a dict of output values: written as an answer by ``adapter=`` if given, else by the
+      adapter the request came from (the call layer says which), else by `ChatAdapter`;
     - a `Completion` (to script a finish reason such as ``"length"``);
     - a list of the above: one completion per choice, for ``n > 1`` (a single reply is
       repeated ``n`` times).
@@ -53,6 +59,7 @@ class FakeLM(BaseLM):
         replies: A list of replies, used in order, or a function of the messages that
             returns a reply.
         model: The name reported in history and errors.
+        adapter: The adapter that writes dict replies, whatever the request's adapter.
     """
 
     def __init__(
@@ -60,8 +67,10 @@ class FakeLM(BaseLM):
         replies: Iterable[Reply] | Callable[[list[dict[str, Any]]], Reply],
         *,
         model: str = "fake",
+        adapter: Adapter | None = None,
     ) -> None:
         super().__init__(model)
+        self.adapter = adapter
         self._function: Callable[[list[dict[str, Any]]], Reply] | None = None
         self._script: list[Reply] = []
         if callable(replies):
@@ -78,9 +87,9 @@ class FakeLM(BaseLM):
         left = "function" if self._function else f"{len(self._script) - self._next} replies left"
         return f"FakeLM({left}, calls={len(self.calls)})"
 
-    def _complete(self, messages: list[dict[str, Any]], overrides: dict[str, Any]) -> LMResponse:
+    def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> LMResponse:
         with self._lock:
-            self.calls.append(FakeCall(messages, dict(overrides)))
+            self.calls.append(FakeCall(messages, public_params(params)))
             if self._function is not None:
                 reply = self._function(messages)
             else:
@@ -91,32 +100,33 @@ class FakeLM(BaseLM):
                     )
                 reply = self._script[self._next]
                 self._next += 1
-        n = int(overrides.get("n", 1) or 1)
+        n = int(params.get("n", 1) or 1)
         if isinstance(reply, (str, Mapping, Completion)):
             choices: list[Scripted] = [reply] * n
         else:
             choices = list(reply)
-        wants_json = _asks_for_json(messages)
-        completions = tuple(_completion(choice, wants_json) for choice in choices)
+        completions = tuple(self._completion(choice) for choice in choices)
         return LMResponse(completions=completions, model=self.model)
 
+    def _completion(self, reply: Scripted) -> Completion:
+        if isinstance(reply, Completion):
+            return reply
+        if isinstance(reply, str):
+            return Completion(text=reply, finish_reason="stop")
+        return Completion(text=self._written(reply), finish_reason="stop")
 
-def _asks_for_json(messages: Sequence[Mapping[str, Any]]) -> bool:
-    system = messages[0].get("content", "") if messages else ""
-    return isinstance(system, str) and "Outputs will be a JSON object" in system
+    def _written(self, outputs: Mapping[str, Any]) -> str:
+        """Output values as the adapter writes an answer (as demos' answers are written)."""
+        requested = current_origin()
+        adapter = self.adapter or (requested.adapter if requested else None) or ChatAdapter()
+        signature = requested.signature if requested else None
+        if signature is None or not set(outputs) <= set(signature.output_fields):
+            signature = _outputs_signature(tuple(outputs))
+        return adapter.format_assistant_message_content(signature, outputs)
 
 
-def _completion(reply: Scripted, wants_json: bool) -> Completion:
-    if isinstance(reply, Completion):
-        return reply
-    if isinstance(reply, str):
-        return Completion(text=reply, finish_reason="stop")
-    if wants_json:
-        from structio.adapters._values import jsonable
-
-        return Completion(text=json.dumps(jsonable(dict(reply)), indent=2), finish_reason="stop")
-    from structio.adapters._values import prompt_text
-
-    sections = [f"[[ ## {name} ## ]]\n{prompt_text(value)}" for name, value in reply.items()]
-    text = "\n\n".join([*sections, "[[ ## completed ## ]]"])
-    return Completion(text=text, finish_reason="stop")
+@functools.lru_cache(maxsize=256)
+def _outputs_signature(names: tuple[str, ...]) -> type[Signature]:
+    """A signature whose outputs are these names, each of any type."""
+    fields: dict[str, Any] = {name: (Any, OutputField()) for name in names}
+    return make_signature(fields, "Answer.", name="FakeReply")

@@ -8,6 +8,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from structio._util.data import jsonable
+from structio._util.secrets import ENDPOINT_PARAMS, public_params
 from structio.exceptions import (
     ConfigurationError,
     LMConnectionError,
@@ -89,16 +91,65 @@ class LM(BaseLM):
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.context_window = context_window
-        self.kwargs: dict[str, Any] = dict(kwargs)
+        self.params: dict[str, Any] = dict(kwargs)
         if temperature is not None:
-            self.kwargs["temperature"] = temperature
+            self.params["temperature"] = temperature
         if max_tokens is not None:
-            self.kwargs["max_tokens"] = max_tokens
+            self.params["max_tokens"] = max_tokens
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """The former name of `params`."""
+        return self.params
 
     def __repr__(self) -> str:
-        shown = {k: v for k, v in self.kwargs.items() if "key" not in k.lower()}
-        extra = "".join(f", {k}={v!r}" for k, v in shown.items())
+        # The one secret rule: no key, token or auth header, in any spelling, is shown.
+        extra = "".join(f", {k}={v!r}" for k, v in public_params(self.params).items())
         return f"LM({self.model!r}{extra})"
+
+    # -- saving ---------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The LM's settings as JSON-ready data, without credentials."""
+        return {
+            "model": self.model,
+            "num_retries": self.num_retries,
+            "timeout": self.timeout,
+            "backoff": self.backoff,
+            "max_backoff": self.max_backoff,
+            "context_window": self.context_window,
+            "cache": self.cache is not False,
+            "kwargs": {k: jsonable(v) for k, v in public_params(self.params).items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, trust_endpoint: bool = False) -> LM:
+        """The LM `to_dict` described; API keys come from the environment, as usual.
+
+        Args:
+            data: What `to_dict` wrote.
+            trust_endpoint: Take endpoint settings (``api_base``, ``base_url``...) from the
+                data. Off by default: an edited file could otherwise send the next request,
+                and the API key from the environment, to any address.
+
+        Raises:
+            ConfigurationError: The data is malformed, or it sets an endpoint and
+                ``trust_endpoint`` is False.
+        """
+        if not isinstance(data, Mapping) or not isinstance(data.get("model"), str):
+            raise ConfigurationError(f"a saved LM is a dict with a 'model' string, not {data!r}")
+        settings = dict(data)
+        kwargs = dict(settings.pop("kwargs", {}) or {})
+        model = settings.pop("model")
+        endpoints = sorted(k for k in kwargs if k in ENDPOINT_PARAMS)
+        if endpoints and not trust_endpoint:
+            shown = ", ".join(f"{k}={kwargs[k]!r}" for k in endpoints)
+            raise ConfigurationError(
+                f"the saved LM {model!r} sends requests to {shown}; a file does not choose "
+                "where requests (and your API key) go unless you say so: load it with "
+                "trust_endpoint=True if you trust this file, or pass lm= yourself"
+            )
+        return cls(model, **settings, **kwargs)
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -126,32 +177,32 @@ class LM(BaseLM):
 
     # -- calls ----------------------------------------------------------------------------
 
-    def request_params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
-        """The LM's parameters updated by per-call overrides (``cache`` excluded)."""
-        params = {**self.kwargs, **overrides}
-        params.pop("cache", None)
-        return params
+    def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The LM's parameters updated by this call's ``params`` (``cache`` excluded)."""
+        merged = {**self.params, **params}
+        merged.pop("cache", None)
+        return merged
 
     def _prepare(
-        self, messages: list[dict[str, Any]], overrides: Mapping[str, Any]
+        self, messages: list[dict[str, Any]], call_params: Mapping[str, Any]
     ) -> tuple[dict[str, Any], ResponseCache | None, str]:
         """The request parameters, the cache to use (or None) and the request's cache key."""
-        params = self.request_params(overrides)
-        cache = self._cache_for(overrides)
+        params = self.request_params(call_params)
+        cache = self._cache_for(call_params)
         key = cache_key(self.model, messages, params) if cache is not None else ""
         return params, cache, key
 
-    def _cache_for(self, overrides: Mapping[str, Any]) -> ResponseCache | None:
-        choice = overrides.get("cache", self.cache)
+    def _cache_for(self, call_params: Mapping[str, Any]) -> ResponseCache | None:
+        choice = call_params.get("cache", self.cache)
         if choice is False or choice is None:
             return None
         if isinstance(choice, ResponseCache):
             return choice
         return default_cache()
 
-    def _complete(self, messages: list[dict[str, Any]], overrides: dict[str, Any]) -> LMResponse:
+    def _complete(self, messages: list[dict[str, Any]], call_params: dict[str, Any]) -> LMResponse:
         start = time.perf_counter()
-        params, cache, key = self._prepare(messages, overrides)
+        params, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = cache.get(key)
             if hit is not None:
@@ -172,12 +223,12 @@ class LM(BaseLM):
         return response
 
     async def _acomplete(
-        self, messages: list[dict[str, Any]], overrides: dict[str, Any]
+        self, messages: list[dict[str, Any]], call_params: dict[str, Any]
     ) -> LMResponse:
         import asyncio  # imported here: asyncio costs ~25 ms at import structio
 
         start = time.perf_counter()
-        params, cache, key = self._prepare(messages, overrides)
+        params, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None:

@@ -8,11 +8,14 @@ import types
 import typing
 from collections import ChainMap
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from structio.exceptions import SignatureError
+from structio.signatures._serialize import signature_from_dict, signature_to_dict
 from structio.signatures._spec import ParsedField, is_type_like, parse_spec, resolve_type
 from structio.signatures.field import MISSING, SignatureField
+from structio.typemodel.info import constraint_problem
+from structio.typemodel.text import type_name
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -158,7 +161,7 @@ class SignatureMeta(type):
 
     def __repr__(cls) -> str:
         def side(fields: Mapping[str, SignatureField]) -> str:
-            return ", ".join(f"{n}: {_type_text(f.annotation)}" for n, f in fields.items())
+            return ", ".join(f"{n}: {type_name(f.annotation)}" for n, f in fields.items())
 
         return (
             f"{cls.__name__}({side(cls.__sig_inputs__)} -> {side(cls.__sig_outputs__)}; "
@@ -337,7 +340,7 @@ def _check_namespace(
         if attr in declared or _is_classvar(annotation) or attr.startswith("_"):
             continue
         value = kept.get(attr, MISSING)
-        shown = _type_text(annotation) if not isinstance(annotation, str) else annotation
+        shown = type_name(annotation) if not isinstance(annotation, str) else annotation
         raise SignatureError(
             f"field `{attr}` in {class_name} must be declared with InputField() or "
             f"OutputField() (found {'no value' if value is MISSING else repr(value)}); "
@@ -423,8 +426,6 @@ def _check_type(class_name: str, name: str, annotation: Any) -> None:
 
 
 def _check_constraints(class_name: str, field: SignatureField) -> None:
-    from structio.adapters._values import constraint_problem
-
     problem = constraint_problem(field.annotation, field.constraints)
     if problem:
         raise SignatureError(f"field `{field.name}` in {class_name}: constraints {problem}")
@@ -432,15 +433,40 @@ def _check_constraints(class_name: str, field: SignatureField) -> None:
 
 def _field_or_fail(cls: SignatureMeta, name: str) -> SignatureField:
     if name not in cls.fields:
-        known = ", ".join(f"`{n}`" for n in cls.fields) or "none"
-        raise SignatureError(f"{cls.__name__} has no field `{name}`; its fields are: {known}")
+        raise SignatureError(unknown_fields_message(cls, [name], "field"))
     return cls.fields[name]
 
 
-def _type_text(annotation: Any) -> str:
-    from structio.adapters._values import type_name
+_KINDS = {"input": "input_fields", "output": "output_fields", "field": "fields"}
+_PLURALS = {"input": "inputs", "output": "outputs", "field": "fields"}
 
-    return type_name(annotation)
+
+def unknown_fields_message(
+    signature: SignatureMeta, names: Iterable[str], kind: Literal["input", "output", "field"]
+) -> str:
+    """The one wording of "these names are not inputs / outputs / fields of the signature".
+
+    Each name gets a "did you mean" guess when one is close, and a name of the other kind
+    says so (```answer` is an output of QA, not an input``); the message ends with what the
+    signature does have.
+    """
+    import difflib
+
+    known = list(getattr(signature, _KINDS[kind]))
+    parts = []
+    for name in names:
+        if kind != "field" and name in signature.fields:
+            other = "output" if kind == "input" else "input"
+            parts.append(f"`{name}` is an {other} of {signature.__name__}, not an {kind}")
+            continue
+        close = difflib.get_close_matches(str(name), known, n=1)
+        guess = f" (did you mean `{close[0]}`?)" if close else ""
+        parts.append(
+            f"`{name}` is not {'a' if kind == 'field' else 'an'} {kind} of "
+            f"{signature.__name__}{guess}"
+        )
+    listed = ", ".join(f"`{n}`" for n in known) or "(none)"
+    return "; ".join(parts) + f". Its {_PLURALS[kind]} are: {listed} ({signature.signature})"
 
 
 def _is_structio_frame(f_globals: Mapping[str, Any]) -> bool:
@@ -494,8 +520,6 @@ class Signature(metaclass=SignatureMeta):
             SignatureError: A type has no text form (``Annotated`` metadata, a class defined
                 inside a function) or a default is a factory.
         """
-        from structio.signatures._serialize import signature_to_dict
-
         return signature_to_dict(cls)
 
     @staticmethod
@@ -506,10 +530,8 @@ class Signature(metaclass=SignatureMeta):
             SignatureError: The data is malformed, or a type cannot be imported (the
                 message names it).
         """
-        from structio.signatures._serialize import signature_from_dict
-
-        result: type[Signature] = signature_from_dict(data)
-        return result
+        name, instructions, fields = signature_from_dict(data)
+        return make_signature(fields, instructions, name=name)
 
     @classmethod
     def with_instructions(cls, instructions: str) -> type[Self]:

@@ -1,4 +1,4 @@
-"""structio.adapters._values: type names, output hints, value rendering and text coercion."""
+"""The type model: type names, output hints; with value rendering and reading text."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from typing import Annotated, Any, Literal, Optional
 import pytest
 from pydantic import BaseModel, Field
 
-from structio.adapters._values import format_value, type_info, type_name
+from structio.parsing.read import read_text
+from structio.rendering.text import format_value
+from structio.typemodel.info import type_info
+from structio.typemodel.text import type_name
 
 
 class Color(enum.Enum):
@@ -174,7 +177,7 @@ def test_list_given_to_a_str_field(items: list[Any], text: str) -> None:
     ],
 )
 def test_parse_text_accepts(annotation: Any, text: str, value: Any) -> None:
-    assert type_info(annotation).parse_text(text) == value
+    assert read_text(type_info(annotation), text) == value
 
 
 @pytest.mark.parametrize(
@@ -191,17 +194,17 @@ def test_parse_text_accepts(annotation: Any, text: str, value: Any) -> None:
 )
 def test_parse_text_rejects(annotation: Any, text: str, reason: str) -> None:
     with pytest.raises(ValueError, match=re.escape(reason)):
-        type_info(annotation).parse_text(text)
+        read_text(type_info(annotation), text)
 
 
 def test_constraints_are_enforced_and_named() -> None:
     info = type_info(float, (("ge", 0.0), ("le", 1.0)))
-    assert info.parse_text("0.5") == 0.5
+    assert read_text(info, "0.5") == 0.5
     with pytest.raises(ValueError, match=r"less than or equal to 1 \(constraint le=1.0\)"):
-        info.parse_text("7.5")
+        read_text(info, "7.5")
     short = type_info(str, (("max_length", 3),))
     with pytest.raises(ValueError, match="constraint max_length=3"):
-        short.parse_text("toolong")
+        read_text(short, "toolong")
 
 
 def test_type_info_is_cached_per_annotation_and_constraints() -> None:

@@ -1,24 +1,31 @@
 """How a whole completion is read: sections, JSON objects, labels, as real models write them.
 
-Both adapters use these readers, each trying its own format first. They find *where* each
-output's text is; `_values` decides what the text means. A reader returns nothing rather
+Every adapter uses these readers, each trying its own format first. They find *where* each
+output's text is; `parsing.read` decides what the text means. A reader returns nothing rather
 than guess: a marker merely mentioned inside a sentence is no section, an unfilled
 template (``{answer}``) is no value, and JSON cut off mid-value is reported as cut off.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from structio.adapters._readers import scan_brackets, strip_fence
+from structio._util.scan import scan_brackets, strip_fence
+from structio.parsing.decode import decode_json, decode_object
 
-__all__ = ["Found", "clean", "find_json", "find_labels", "find_sections", "norm"]
+__all__ = [
+    "Found",
+    "bare_json_value",
+    "bare_value",
+    "find_json",
+    "find_labels",
+    "find_sections",
+    "norm",
+]
 
 
 _NORM = re.compile(r"[\s_\-]+")
@@ -49,26 +56,6 @@ class Found:
     texts: dict[str, Any] = field(default_factory=dict)
     cut_off: set[str] = field(default_factory=set)
     how: str = ""
-
-
-_THINK_ANY = re.compile(r"</?think", re.IGNORECASE)
-_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
-_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
-
-
-def clean(completion: str) -> str:
-    """Drop reasoning drafts (``<think>...</think>``) and a code fence around everything."""
-    if _THINK_ANY.search(completion) is None:  # the usual case: no draft to drop
-        return strip_fence(completion.strip()).strip()
-    text = _THINK.sub("", completion)
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:  # an opening tag the chat template swallowed: the draft is what precedes
-        text = text[closes[-1].end() :]
-    opened = _THINK_OPEN.search(text)
-    if opened:  # a draft that never ended holds no answer
-        text = text[: opened.start()]
-    return strip_fence(text.strip()).strip()
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -290,7 +277,7 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
     """
     if text.startswith("{") and text.endswith("}"):  # the usual answer: one whole object
         try:
-            whole = json.loads(text, strict=False)
+            whole = decode_json(text, python=False, repair=False)
         except ValueError:
             whole = None
         if isinstance(whole, dict):
@@ -303,12 +290,12 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
             return found
         end, last_comma = scan_brackets(text, start)
         chunk = text[start : end + 1] if end != -1 else text[start:]
-        obj = _decode_object(chunk)
+        obj = decode_object(chunk)
         if obj is not None:
             complete = None
             if end == -1:
                 head = text[start:last_comma] + "}" if last_comma != -1 else "{}"
-                complete = _decode_object(head) or {}
+                complete = decode_object(head) or {}
                 # The complete members are read from their own exact text: json-repair's
                 # reading of a cut-off object may differ even in members before the cut.
                 obj = {**obj, **complete}
@@ -318,14 +305,29 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
         position = end + 1 if obj is not None else start + 1
 
 
-def _decode_object(chunk: str) -> dict[Any, Any] | None:
-    try:
-        value = json.loads(chunk, strict=False)
-    except ValueError:
-        try:
-            value = ast.literal_eval(chunk)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            import json_repair
+def bare_value(outputs: Mapping[str, bool], text: str) -> Found | None:
+    """The whole text as the value of a single non-``str`` output (``42``, ``Yes.``).
 
-            value = json_repair.loads(chunk)
-    return value if isinstance(value, dict) else None
+    ``outputs`` maps each output name to whether it is a ``str`` field. A ``str`` output
+    never takes the whole text this way: a refusal would become its value.
+    """
+    if len(outputs) != 1 or not text.strip():
+        return None
+    name, is_str = next(iter(outputs.items()))
+    if is_str:
+        return None
+    return Found(texts={name: text}, how="bare value")
+
+
+def bare_json_value(outputs: Iterable[str], text: str) -> Found | None:
+    """A single output answered with a bare JSON value (``42``, ``"Paris"``), exactly."""
+    names = list(outputs)
+    if len(names) != 1:
+        return None
+    try:
+        value = decode_json(text, python=False, repair=False)
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        return None
+    return Found(texts={names[0]: value}, how="JSON value")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from structio.exceptions import ConfigurationError, TruncationError
-from structio.tokens import DEFAULT_ENCODING, EncodeFunc, Tokenizer, get_tokenizer
+from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc, Tokenizer, get_tokenizer
 
 __all__ = ["Part", "Prompt", "Truncation", "auto_truncation_step"]
 
@@ -146,7 +146,11 @@ class Prompt:
 
     @property
     def token_count(self) -> int:
-        """How many tokens the prompt has (the sum over its parts)."""
+        """How many tokens the prompt has: the sum over its parts' contents.
+
+        This is `count_chat` with no framing; ``count_chat(prompt.messages, tokenizer,
+        OPENAI_FRAMING)`` adds what a chat API adds around each message.
+        """
         return sum(self.part_tokens)
 
     def truncate(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structio.adapters._completions import _all_sections, _by_norm, _plain_sections
+from structio.parsing.locate import _all_sections, _by_norm, _plain_sections
 
 NAMES = ("question", "answer", "reasoning", "completed_at")
 OUTPUTS = {"answer", "reasoning", "completed_at"}

@@ -3,6 +3,11 @@
 ``o200k_base`` (the default) and ``cl100k_base`` load from the files litellm ships inside its
 package, so counting tokens needs no network. Any other tiktoken encoding works when tiktoken
 has its file (``TIKTOKEN_CACHE_DIR``); any callable ``str -> list[int]`` works too.
+
+A chat is counted by one function, `count_chat`, whose framing is a parameter: a prompt's
+``token_count`` is its contents alone (`NO_FRAMING`, the budget truncation works with),
+while fine-tuning limits count as OpenAI does (`OPENAI_FRAMING`, 3 tokens a message and 3
+for the reply), so the same chat of 4 messages counts 15 more there.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from structio.exceptions import TokenizerError
@@ -19,7 +25,16 @@ from structio.exceptions import TokenizerError
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["DEFAULT_ENCODING", "EncodeFunc", "Tokenizer", "get_tokenizer"]
+__all__ = [
+    "DEFAULT_ENCODING",
+    "NO_FRAMING",
+    "OPENAI_FRAMING",
+    "ChatFraming",
+    "EncodeFunc",
+    "Tokenizer",
+    "count_chat",
+    "get_tokenizer",
+]
 
 DEFAULT_ENCODING = "o200k_base"
 EncodeFunc = Callable[[str], list[int]]
@@ -169,3 +184,48 @@ def _litellm_tokenizer_dir() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+
+
+@dataclass(frozen=True)
+class ChatFraming:
+    """Tokens a chat adds around its messages' contents.
+
+    Attributes:
+        per_message: Tokens each message adds (role and separators).
+        per_reply: Tokens that prime the model's reply.
+    """
+
+    per_message: int = 0
+    per_reply: int = 0
+
+
+#: The contents alone: what `Prompt.token_count` reports and truncation budgets.
+NO_FRAMING = ChatFraming()
+#: OpenAI's count for chat models (3 tokens per message, 3 to prime the reply): what
+#: fine-tuning limits are checked against.
+OPENAI_FRAMING = ChatFraming(per_message=3, per_reply=3)
+
+
+def count_chat(
+    messages: Iterable[Mapping[str, Any]],
+    tokenizer: Tokenizer,
+    framing: ChatFraming = NO_FRAMING,
+    *,
+    cached_roles: Collection[str] | None = None,
+) -> int:
+    """How many tokens a chat has: its contents plus ``framing``. The one chat count.
+
+    Args:
+        messages: Chat messages (``role``, ``content``).
+        tokenizer: The tokenizer.
+        framing: `NO_FRAMING` (contents only) or `OPENAI_FRAMING`.
+        cached_roles: Roles whose contents go through the tokenizer's cache (all by
+            default); pass ``{"system"}`` for a stream of distinct rows.
+    """
+    total = framing.per_reply
+    for message in messages:
+        content = message.get("content", "")
+        text = content if isinstance(content, str) else str(content)
+        cache = cached_roles is None or message.get("role") in cached_roles
+        total += framing.per_message + tokenizer.count(text, cache=cache)
+    return total

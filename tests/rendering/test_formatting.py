@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structio as sio
-from structio import formatting
-from structio.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
+from structio.rendering import formatting
+from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 
 
 def test_they_are_lists_and_dicts() -> None:

@@ -5,7 +5,7 @@
 prompt (``f"{items}"``, ``format(items)``, an adapter's input section, a prompt function's
 template) they render as lines::
 
-    >>> from structio.formatting import BulletedList, NumberedDict
+    >>> from structio.rendering.formatting import BulletedList, NumberedDict
     >>> print(f"{BulletedList(['milk', 'eggs'])}")
     - milk
     - eggs
@@ -43,6 +43,8 @@ import sys
 from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, TypeVar, cast, get_origin
+
+from structio.rendering.text import format_value, prompt_text
 
 __all__ = ["BulletedDict", "BulletedList", "NumberedDict", "NumberedList", "has_own_format"]
 
@@ -151,8 +153,6 @@ def item_text(value: Any, format_spec: str = "") -> str:
         return format(value, format_spec)
     if value is None or (isinstance(value, (bool, int, float)) and not isinstance(value, Enum)):
         return format(value, format_spec) if format_spec else str(value)
-    from structio.adapters._values import prompt_text
-
     return prompt_text(value)
 
 
@@ -199,3 +199,18 @@ def _dict_schema(cls: type, source: Any, handler: Callable[[Any], Any]) -> Any:
     args = get_args(source)
     inner = handler(dict[args[0], args[1]] if len(args) == 2 else dict)  # type: ignore[valid-type]
     return core_schema.no_info_after_validator_function(cls, inner)
+
+
+def input_text(value: Any, *, str_field: bool, as_class: type | None = None) -> str:
+    """An input's text, honouring formatting classes and values' own ``__format__``.
+
+    Such values render with their ``__format__`` (a plain list or dict given to a field
+    typed with a formatting class becomes one); anything else renders as `format_value`.
+    """
+    if as_class is not None:
+        value = as_formatting(value, as_class)
+    t = type(value)
+    plain = t is str or t is int or t is float or t is bool or value is None
+    if not plain and has_own_format(value):
+        return format(value, "")
+    return format_value(value, str_field=str_field)

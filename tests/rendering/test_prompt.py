@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structio as sio
-from structio.prompt import auto_truncation_step
+from structio.rendering.prompt import auto_truncation_step
 
 
 def words(text: str) -> list[int]:

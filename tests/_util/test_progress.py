@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from structio import _progress
-from structio._progress import Progress
+from structio._util import progress as _progress
+from structio._util.progress import Progress
 
 
 class Terminal(io.StringIO):

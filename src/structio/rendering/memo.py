@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
-from structio.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
+from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.signatures.history import History
 
 __all__ = ["RenderCache", "Unfreezable", "freeze"]

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structio as sio
-from structio import _yaml_parts
-from structio._yaml_parts import read_parts
+from structio.rendering import _yaml_parts
+from structio.rendering._yaml_parts import read_parts
 
 KEYS = ["name", "role", "content", "truncation_priority", "yes", "null", "on", "extra", "Name"]
 VALUES = [

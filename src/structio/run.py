@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from structio._progress import Progress
+from structio._util.data import jsonable
+from structio._util.files import read_jsonl
+from structio._util.progress import Progress
 from structio.finetune import Problem, read_examples
 from structio.predict import Predict, Prediction
 
@@ -55,20 +57,25 @@ def done_lines(output: Path) -> set[int]:
         return set()
     done: set[int] = set()
     good_end = 0
-    with output.open("rb") as handle:
+    read = 0
+
+    def lines(handle: IO[bytes]) -> Iterator[bytes]:
+        nonlocal read
         for raw in handle:
-            if not raw.endswith(b"\n"):
+            read += len(raw)
+            yield raw
+
+    with output.open("rb") as handle:
+        for item in read_jsonl(lines(handle)):
+            if item.error is not None or not item.complete:
                 break  # written in part when the run stopped
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError:
-                break
+            row = item.value
             if isinstance(row, dict) and isinstance(row.get("line"), int):
                 done.add(row["line"])
-            good_end += len(raw)
+            good_end = read  # every byte so far, blank lines included, belongs to good rows
     if good_end < output.stat().st_size:
-        with output.open("r+b") as handle:
-            handle.truncate(good_end)
+        with output.open("r+b") as writable:
+            writable.truncate(good_end)
     return done
 
 
@@ -81,8 +88,6 @@ def run_file(
     progress: bool = True,
 ) -> RunSummary:
     """Predict every row of ``data`` into ``output``, resuming where a previous run stopped."""
-    from structio.adapters._values import jsonable
-
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     summary = RunSummary(out)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import structio as sio
-from structio.tokens import get_tokenizer
+from structio.rendering.tokens import get_tokenizer
 
 
 def test_o200k_and_cl100k_work_offline_and_differ() -> None:
@@ -65,7 +65,7 @@ def test_bad_encode_func() -> None:
 def test_counting_does_not_import_litellm_or_touch_the_environment() -> None:
     code = (
         "import os, sys\n"
-        "from structio.tokens import get_tokenizer\n"
+        "from structio.rendering.tokens import get_tokenizer\n"
         "print(get_tokenizer().count('hello world'), 'litellm' in sys.modules,"
         " os.environ.get('TIKTOKEN_CACHE_DIR'))"
     )

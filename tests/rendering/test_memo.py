@@ -6,7 +6,7 @@ import pydantic
 import pytest
 
 import structio as sio
-from structio.adapters._memo import RenderCache, Unfreezable, freeze
+from structio.rendering.memo import RenderCache, Unfreezable, freeze
 
 
 class Note(pydantic.BaseModel):

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from structio.exceptions import TemplateError
-from structio.prompt import Part, Prompt
-from structio.tokens import DEFAULT_ENCODING, EncodeFunc
+from structio.rendering.prompt import Part, Prompt
+from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -207,7 +207,7 @@ class Template:
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def _load_yaml(self, text: str, values: _Values) -> list[tuple[Any, int]]:
-        from structio._yaml_parts import read_parts
+        from structio.rendering._yaml_parts import read_parts
 
         fast = read_parts(text)
         if fast is not None:

@@ -1,0 +1,70 @@
+"""Scanning text for brackets and quotes, as models write JSON and Python literals."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["json_region", "scan_brackets", "strip_fence"]
+
+_FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\n")
+_FENCE_CLOSE = re.compile(r"\n?[ \t]*```\s*$")
+
+
+def strip_fence(text: str) -> str:
+    """Remove a code fence around the whole text (a missing closing fence is tolerated)."""
+    opened = _FENCE_OPEN.match(text)
+    if not opened:
+        return text
+    inner = text[opened.end() :]
+    closed = _FENCE_CLOSE.search(inner)
+    return inner[: closed.start()] if closed else inner
+
+
+def json_region(text: str) -> tuple[str, bool] | None:
+    """The first ``{...}`` or ``[...]`` in the text, and whether it is cut off (unclosed).
+
+    Returns ``None`` when the text has no bracket at all.
+    """
+    starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
+    if not starts:
+        return None
+    start = min(starts)
+    end, _ = scan_brackets(text, start)
+    return (text[start : end + 1], False) if end != -1 else (text[start:], True)
+
+
+def scan_brackets(text: str, start: int) -> tuple[int, int]:
+    """Where the bracket at ``start`` closes (-1 if never), and its last top-level comma.
+
+    Strings are skipped (double-quoted, or single-quoted as in Python reprs), so brackets
+    and commas inside them do not count; an apostrophe between letters (``it's``) opens no
+    string.
+    """
+    depth = 0
+    last_comma = -1
+    quote: str | None = None
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch == '"' or (ch == "'" and not _between_letters(text, i)):
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i, last_comma
+        elif ch == "," and depth == 1:
+            last_comma = i
+        i += 1
+    return -1, last_comma
+
+
+def _between_letters(text: str, i: int) -> bool:
+    return text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum()

@@ -1,0 +1,303 @@
+"""The call layer: the only place that calls a model through an adapter.
+
+One call: the adapter renders the prompt (truncated to ``max_prompt_tokens`` if asked),
+chooses its request parameters, the model answers, and the adapter reads every choice.
+When the provider says the context window is exceeded, the prompt is cut to the model's
+input limit and sent once more. When a completion cannot be read, the adapter's fallback
+(`Adapter.fallback_adapter`, JSONAdapter for ChatAdapter) reads the same completion, then,
+if that fails too, makes one more request. Provider errors never fall back.
+
+`Predict`, both kinds of prompt function and everything above them call models through
+`call` / `acall`; the sync and async paths sit side by side below, step for step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from structio.adapters.base import Adapter, SignatureLike, as_signature
+from structio.exceptions import ContextWindowExceededError, ParseError, TruncationError
+from structio.lm.base import origin
+from structio.lm.types import LMResponse, Usage
+from structio.rendering.prompt import Prompt, Truncation, TruncationStep
+from structio.signatures.signature import Signature
+
+if TYPE_CHECKING:
+    from structio.lm.base import BaseLM
+
+__all__ = ["Builder", "CallResult", "Route", "acall", "call"]
+
+Route = Literal["chat", "json", "json_reparse", "json_request"]
+"""Which route produced a result: the adapter's own format (``"chat"``, ``"json"``), the
+same completion read again by the fallback adapter (``"json_reparse"``, no new request), or
+a new request with the fallback adapter after the first could not be read
+(``"json_request"``)."""
+
+Builder = Callable[[Adapter], tuple[type[Signature], Prompt]]
+"""Builds the prompt of a call with a given adapter (the fallback gets its own prompt)."""
+
+# Our token count and the provider's differ (other tokenizers, message framing): keep a margin.
+_CONTEXT_MARGIN = 0.9
+
+
+@dataclasses.dataclass(frozen=True)
+class CallResult:
+    """What a call through an adapter produced.
+
+    Attributes:
+        outputs: One dict of typed output values per completion (``n=`` choices).
+        route: How the outputs were read (see `Route`).
+        responses: Every model response involved, in order (two after a fallback request).
+        truncation: What was cut from the prompt before the answering request, if anything.
+    """
+
+    outputs: list[dict[str, Any]]
+    route: Route
+    responses: list[LMResponse] = dataclasses.field(default_factory=list)
+    truncation: Truncation | None = None
+
+    @property
+    def path(self) -> Route:
+        """The former name of `route`."""
+        return self.route
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of every request made for this result."""
+        if len(self.responses) == 1:  # the usual case: nothing to add up
+            return self.responses[0].usage
+        total = Usage()
+        for response in self.responses:
+            total = total + response.usage
+        return total
+
+    @property
+    def cost(self) -> float | None:
+        """Cost in USD of every request, when known."""
+        if len(self.responses) == 1:
+            cost = self.responses[0].cost
+            return None if cost is None else float(cost)
+        costs = [r.cost for r in self.responses]
+        return None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
+
+    def after(self, first: LMResponse) -> CallResult:
+        """This result as the answer of a fallback request made after ``first`` failed."""
+        return CallResult(self.outputs, "json_request", [first, *self.responses], self.truncation)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """One request being prepared: the full prompt, what is sent, and what was cut."""
+
+    adapter: Adapter
+    signature: type[Signature]
+    prompt: Prompt
+    sent: Prompt
+    params: dict[str, Any]
+    step: TruncationStep
+    truncation: Truncation | None = None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.sent.messages
+
+    def truncated(
+        self, reason: Literal["max_prompt_tokens", "context_window"], limit: int
+    ) -> _Request:
+        sent = self.prompt.truncate(limit, self.step)
+        if not sent.dropped:
+            return dataclasses.replace(self, sent=sent)
+        truncation = Truncation(
+            reason=reason,
+            token_limit=limit,
+            tokens_before=self.prompt.token_count,
+            tokens_after=sent.token_count,
+            dropped=tuple(p.name for p in sent.dropped),
+        )
+        return dataclasses.replace(self, sent=sent, truncation=truncation)
+
+    def fitted_to_context(self, lm: BaseLM, error: ContextWindowExceededError) -> _Request:
+        """The request cut to the model's input limit, or ``error`` raised if that cannot help."""
+        limit = lm.max_input_tokens
+        if not limit:
+            raise error
+        budget = max(1, int(limit * _CONTEXT_MARGIN))
+        if self.truncation is not None:
+            budget = min(budget, self.truncation.token_limit)
+        try:
+            fitted = self.truncated("context_window", budget)
+        except TruncationError as cannot:
+            raise cannot from error
+        if len(fitted.sent) == len(self.sent):
+            raise error  # nothing more can be dropped; the same prompt would fail again
+        return fitted
+
+
+class _UnreadableError(Exception):
+    """A completion neither the adapter nor its fallback could read: ask the fallback."""
+
+    def __init__(self, error: ParseError, fallback: Adapter) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.fallback = fallback
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    params: Mapping[str, Any]
+    max_prompt_tokens: int | None
+    truncation_step: TruncationStep
+
+
+def _prepare(adapter: Adapter, lm: BaseLM, build: Builder, options: _Options) -> _Request:
+    sig, prompt = build(adapter)
+    params = adapter.request_params(sig, options.params, lm)
+    request = _Request(adapter, sig, prompt, prompt, params, options.truncation_step)
+    if options.max_prompt_tokens is not None:
+        request = request.truncated("max_prompt_tokens", options.max_prompt_tokens)
+    return request
+
+
+def _read(request: _Request, response: LMResponse) -> CallResult:
+    """Every choice of ``response`` read by the adapter, or by its fallback without a request."""
+    adapter, sig = request.adapter, request.signature
+    outputs: list[dict[str, Any]] = []
+    route: str = adapter.route
+    for completion in response.completions:
+        try:
+            values, reader = adapter.read(sig, completion.text)
+        except ParseError as error:
+            if completion.truncated:
+                raise error.with_truncation() from None
+            fallback = adapter.fallback_adapter()
+            if fallback is None:
+                raise
+            try:
+                values = fallback.parse(sig, completion.text)
+            except ParseError:
+                raise _UnreadableError(error, fallback) from error
+            route = "json_reparse"
+        else:
+            if reader == "JSON" and adapter.route == "chat":
+                route = "json_reparse"  # ChatAdapter read a JSON answer: no new request
+        outputs.append(values)
+    return CallResult(outputs, _route(route), [response], request.truncation)
+
+
+def _route(name: str) -> Route:
+    if name in ("chat", "json", "json_reparse", "json_request"):
+        return name  # type: ignore[return-value]
+    return "chat"  # a custom adapter's own format is reported as its own route "chat"
+
+
+def _builder(
+    signature: SignatureLike, demos: Iterable[Mapping[str, Any]], inputs: Mapping[str, Any]
+) -> Builder:
+    sig = as_signature(signature)
+    demo_list = list(demos)
+
+    def build(adapter: Adapter) -> tuple[type[Signature], Prompt]:
+        return sig, adapter.render(sig, demo_list, inputs)
+
+    return build
+
+
+def call(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_prompt_tokens: int | None = None,
+    truncation_step: TruncationStep = 0,
+    build: Builder | None = None,
+) -> CallResult:
+    """Format, call the model, and read every choice, with the fallback and context retry.
+
+    Args:
+        adapter: The wire format.
+        lm: The model.
+        signature: A signature class or a string spec.
+        demos: Few-shot examples.
+        inputs: The signature's inputs.
+        params: Request parameters for this call (``temperature``, ``n``...).
+        max_prompt_tokens: Truncate the history so the prompt fits this many tokens.
+        truncation_step: With ``max_prompt_tokens``: 0, a fixed step, or ``"auto"``.
+        build: Build the prompt yourself from the adapter (prompt functions do); by default
+            ``adapter.render(signature, demos, inputs)``.
+
+    Raises:
+        ParseError: A completion cannot be read (after the fallback, if any). When the
+            model hit its token limit, the error says so (``truncated``).
+        LMError: The provider failed; never answered with a fallback.
+        TruncationError: The parts that cannot be dropped exceed the budget.
+    """
+    options = _Options(params or {}, max_prompt_tokens, truncation_step)
+    build = build or _builder(signature, demos, inputs or {})
+    request = _prepare(adapter, lm, build, options)
+    with origin(adapter, request.signature):
+        try:
+            response = lm(request.messages, **request.params)
+        except ContextWindowExceededError as exc:
+            request = request.fitted_to_context(lm, exc)
+            response = lm(request.messages, **request.params)
+    try:
+        return _read(request, response)
+    except _UnreadableError as unreadable:
+        try:
+            result = call(
+                unreadable.fallback,
+                lm,
+                signature,
+                params=options.params,
+                max_prompt_tokens=max_prompt_tokens,
+                truncation_step=truncation_step,
+                build=build,
+            )
+        except ParseError as error:
+            raise error from unreadable.error
+        return result.after(response)
+
+
+async def acall(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_prompt_tokens: int | None = None,
+    truncation_step: TruncationStep = 0,
+    build: Builder | None = None,
+) -> CallResult:
+    """Async form of `call`: the same steps, with ``await lm.acall``."""
+    options = _Options(params or {}, max_prompt_tokens, truncation_step)
+    build = build or _builder(signature, demos, inputs or {})
+    request = _prepare(adapter, lm, build, options)
+    with origin(adapter, request.signature):
+        try:
+            response = await lm.acall(request.messages, **request.params)
+        except ContextWindowExceededError as exc:
+            request = request.fitted_to_context(lm, exc)
+            response = await lm.acall(request.messages, **request.params)
+    try:
+        return _read(request, response)
+    except _UnreadableError as unreadable:
+        try:
+            result = await acall(
+                unreadable.fallback,
+                lm,
+                signature,
+                params=options.params,
+                max_prompt_tokens=max_prompt_tokens,
+                truncation_step=truncation_step,
+                build=build,
+            )
+        except ParseError as error:
+            raise error from unreadable.error
+        return result.after(response)

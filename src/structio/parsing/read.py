@@ -1,0 +1,241 @@
+"""Reading a value of a declared type from the text a model wrote.
+
+`read_text` takes a section's text, `read_json_value` a value decoded from JSON; both
+validate with the type model's validator and fall back to the lenient readings only where
+exactly one reading exists.
+"""
+
+from __future__ import annotations
+
+import decimal
+import enum
+import json
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from structio._util.data import jsonable
+from structio.exceptions import ParseError
+from structio.parsing.decode import decode_text
+from structio.parsing.lenient import (
+    NO_READING,
+    bool_reading,
+    label_forms,
+    list_items,
+    number_reading,
+)
+from structio.parsing.locate import Found
+from structio.signatures.signature import Signature
+from structio.typemodel.info import TypeInfo, core_type, type_info
+
+__all__ = [
+    "fill_omitted_outputs",
+    "finish_outputs",
+    "output_infos",
+    "read_json_value",
+    "read_outputs",
+    "read_text",
+]
+
+
+def read_text(info: TypeInfo, text: str) -> Any:
+    """Turn a section's text into a value of ``info``'s type, or raise ValueError saying why."""
+    if info.is_str:
+        return info.validate(text) if info.constraints else text
+    stripped = text.strip()
+    if info.enum is not None:
+        return _read_enum(info.enum, stripped)
+    if info.literal is not None:
+        if stripped in info.literal:
+            return info.validate(stripped)
+        stripped = _unwrap_literal(stripped)
+        if stripped in info.literal:
+            return info.validate(stripped)
+    if info.str_or_none:
+        return info.validate(text)
+    if not stripped:
+        if info.optional:
+            return None  # an empty section of an optional field: no value was given
+        raise ValueError(f"expected {info.name}, found an empty value")
+    candidate = decode_text(stripped)
+    try:
+        return info.validate(candidate)
+    except ValueError:
+        lenient = _lenient(info, stripped)
+        if lenient is NO_READING:
+            raise
+        return info.validate(lenient)
+
+
+def read_json_value(info: TypeInfo, value: Any) -> Any:
+    """Turn a value decoded from JSON into a value of ``info``'s type, or raise ValueError."""
+    if isinstance(value, str):
+        return read_text(info, value)
+    if info.is_str:
+        if isinstance(value, (dict, list)):
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, (int, float)):  # bool included: JSON true -> "True"
+            value = str(value)
+    return info.validate(value)
+
+
+def _lenient(info: TypeInfo, text: str) -> Any:
+    """The one reading of loosely written text for this type, or `NO_READING`."""
+    core = core_type(info.annotation)
+    if core is bool:
+        return bool_reading(text)
+    if core in (int, float, decimal.Decimal):
+        return number_reading(text)
+    if isinstance(core, type) and issubclass(core, enum.Enum):
+        return _match_label(text, [(m, [m.value, m.name]) for m in core])
+    if typing.get_origin(core) is Literal:
+        return _match_label(text, [(v, [v]) for v in typing.get_args(core)])
+    if typing.get_origin(core) in (list, set, frozenset, tuple):
+        return list_items(text)
+    return NO_READING
+
+
+def _read_enum(enum_cls: type[enum.Enum], text: str) -> Any:
+    for member in enum_cls:
+        if member.value == text or str(member.value) == text:
+            return member
+    for member in enum_cls:
+        if member.name == text:
+            return member
+    member = _match_label(text, [(m, [m.value, m.name]) for m in enum_cls])
+    if member is not NO_READING:
+        return member
+    allowed = "; ".join(str(m.value) for m in enum_cls)
+    raise ValueError(f"{text!r} is not a value or name of {enum_cls.__name__} (one of: {allowed})")
+
+
+def _match_label(text: str, choices: list[tuple[Any, list[Any]]]) -> Any:
+    """The one choice a loosely written label names: exact first, then ignoring case."""
+    for form in label_forms(text):
+        exact = [value for value, names in choices if any(str(n) == form for n in names)]
+        if len(exact) == 1:
+            return exact[0]
+        folded = [
+            value
+            for value, names in choices
+            if any(str(n).casefold() == form.casefold() for n in names)
+        ]
+        if len(folded) == 1:
+            return folded[0]
+    return NO_READING
+
+
+def _unwrap_literal(text: str) -> str:
+    for opener in ("Literal[", "str["):
+        if text.startswith(opener) and text.endswith("]"):
+            text = text[len(opener) : -1].strip()
+            break
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return text
+
+
+def output_infos(signature: type[Signature]) -> dict[str, TypeInfo]:
+    """The type model of each output, with its constraints (computed once per signature)."""
+    cache = signature.__structio_cache__
+    infos: dict[str, TypeInfo] | None = cache.get("output_infos")
+    if infos is None:
+        infos = cache["output_infos"] = {
+            name: type_info(f.annotation, tuple(f.constraints.items()))
+            for name, f in signature.output_fields.items()
+        }
+    return infos
+
+
+_NOTHING_FOUND = (
+    "found no outputs: no [[ ## field ## ]] sections, JSON object or `Field: value` lines "
+    "naming them"
+)
+
+
+def read_outputs(
+    signature: type[Signature], completion: str, found: Found | None, *, adapter: str
+) -> dict[str, Any]:
+    """Every output's typed value from where a reader `found` them, or `ParseError`.
+
+    Omitted optional outputs are filled from their defaults or ``None``; a required output
+    that is missing, cut off or invalid is reported, with every such field, in one error
+    that names ``adapter``.
+    """
+    if found is None:
+        return finish_outputs(
+            signature, completion, {}, {}, adapter=adapter, problem=_NOTHING_FOUND
+        )
+    infos = output_infos(signature)
+    values: dict[str, Any] = {}
+    invalid: dict[str, tuple[str, str]] = {}
+    for name in found.cut_off:
+        invalid[name] = (
+            _shown(found.texts.get(name, "")),
+            "the completion is cut off here; the value may be incomplete",
+        )
+    for name, raw in found.texts.items():
+        if name in found.cut_off or raw is None:  # JSON null: the output was not given
+            continue
+        try:
+            values[name] = read_json_value(infos[name], raw)
+        except ValueError as exc:
+            invalid[name] = (_shown(raw), str(exc))
+    return finish_outputs(signature, completion, values, invalid, adapter=adapter)
+
+
+def finish_outputs(
+    signature: type[Signature],
+    completion: str,
+    values: Mapping[str, Any],
+    invalid: Mapping[str, tuple[str, str]],
+    *,
+    adapter: str,
+    problem: str | None = None,
+) -> dict[str, Any]:
+    """Fill defaults and ``None`` for omitted optional outputs, or raise `ParseError`."""
+    result, missing = fill_omitted_outputs(signature, values, skip=invalid)
+    if missing or invalid or problem:
+        if not completion.strip():
+            problem = "the completion is empty"
+        raise ParseError(
+            adapter=adapter,
+            signature=signature,
+            completion=completion,
+            parsed=values,
+            missing=missing,
+            invalid=invalid,
+            problem=problem,
+        )
+    return result
+
+
+def fill_omitted_outputs(
+    signature: type[Signature],
+    values: Mapping[str, Any],
+    skip: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """Outputs in signature order, omitted ones filled from defaults or ``None``.
+
+    Returns the filled values and the names of required outputs that are still missing;
+    names in ``skip`` (outputs already known to be invalid) are neither filled nor missing.
+    """
+    result: dict[str, Any] = {}
+    missing: list[str] = []
+    for name, field in signature.output_fields.items():
+        if name in values:
+            result[name] = values[name]
+        elif skip and name in skip:
+            continue
+        elif field.has_default:
+            result[name] = field.get_default()
+        elif field.admits_none:
+            result[name] = None
+        else:
+            missing.append(name)
+    return result, missing
+
+
+def _shown(raw: Any) -> str:
+    """A found value as the text an error quotes."""
+    return raw if isinstance(raw, str) else json.dumps(jsonable(raw), ensure_ascii=False)

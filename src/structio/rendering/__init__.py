@@ -1,0 +1,1 @@
+"""Rendering: values into prompt text, formatting classes, tokens, prompts and templates."""
