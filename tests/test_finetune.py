@@ -231,3 +231,16 @@ def test_validate_finds_duplicates_limits_and_unreadable_answers(tmp_path: Path)
     assert limited.problem_count == 3
     assert "over the limit of 5" in str(limited.problems[0])
     assert limited.report().startswith(f"3 rows checked in {path}: 0 valid, 3 with problems")
+
+
+def test_the_configured_adapter_writes_the_targets_as_predict_sends_them(tmp_path: Path) -> None:
+    # Under a JSONAdapter context, Predict sends JSON: finetune data must teach JSON too.
+    out = tmp_path / "json.jsonl"
+    with sio.context(adapter=sio.JSONAdapter()):
+        finetune.write_jsonl("question -> answer: int", [{"question": "2+2?", "answer": 4}], out)
+        sent = sio.Predict("question -> answer: int").format(question="2+2?")
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["messages"][:-1] == sent
+    assert json.loads(record["messages"][-1]["content"]) == {"answer": 4}
+    with sio.context(adapter=sio.JSONAdapter()):
+        assert finetune.validate(out, signature="question -> answer: int").problem_count == 0

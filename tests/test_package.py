@@ -194,3 +194,26 @@ def test_perf_benchmark_runs_without_dspy() -> None:
     assert len(rows) == 8  # (a) and (b): format and parse with both adapters
     assert all(row.endswith("| — | — |") for row in rows)  # no DSPy column without DSPy
     assert "`import structio` loads litellm: False" in result.stdout
+
+
+def test_public_classes_say_they_come_from_structio() -> None:
+    import pickle
+
+    import structio as sio
+
+    classes = [getattr(sio, name) for name in sio.__all__ if isinstance(getattr(sio, name), type)]
+    assert len(classes) > 40
+    assert [c.__name__ for c in classes if c.__module__ != "structio"] == []
+    error = pickle.loads(pickle.dumps(sio.ConfigurationError("x")))  # noqa: S301 - our own bytes
+    assert type(error) is sio.ConfigurationError
+
+
+def test_structio_prompt_is_the_decorator_and_nothing_else() -> None:
+    import importlib.util
+
+    import structio as sio
+
+    assert callable(sio.prompt)
+    assert sio.prompt.__module__ == "structio.functions"
+    assert importlib.util.find_spec("structio.prompt") is None  # no module of that name
+    assert sio.Prompt.__name__ == "Prompt"

@@ -231,3 +231,27 @@ def test_format_returns_the_chat_messages() -> None:
     assert p.format(context="x", adapter=sio.JSONAdapter())[0]["content"].startswith(
         "Your input fields are:"
     )
+
+
+def test_a_saved_endpoint_is_used_only_when_the_caller_trusts_the_file(tmp_path: Path) -> None:
+    # An edited file must not send the next request, and the API key from the environment,
+    # to an address of its choosing.
+    path = tmp_path / "qg.json"
+    make().save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["lm"]["kwargs"]["api_base"] == "http://127.0.0.1:9/v1"
+    with pytest.raises(sio.ConfigurationError, match="trust_endpoint=True") as error:
+        sio.Predict.load(path)
+    assert "api_base='http://127.0.0.1:9/v1'" in str(error.value)
+    trusted = sio.Predict.load(path, trust_endpoint=True)
+    assert isinstance(trusted.lm, sio.LM)
+    assert trusted.lm.params["api_base"] == "http://127.0.0.1:9/v1"
+    # The same rule for an endpoint among the call parameters, and for named prompts.
+    data["lm"] = None
+    data["lm_kwargs"] = {"base_url": "http://attacker.invalid/v1"}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(sio.ConfigurationError, match="base_url"):
+        sio.Predict.load(path)
+    assert sio.Predict.load(path, trust_endpoint=True).params == {
+        "base_url": "http://attacker.invalid/v1"
+    }

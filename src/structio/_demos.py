@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from structio._util.data import jsonable
 from structio.exceptions import FormatError
 from structio.parsing.read import read_text
 from structio.signatures.history import History
@@ -98,8 +99,6 @@ def checked_demos(
 
 def demo_to_data(signature: type[Signature], demo: Mapping[str, Any]) -> dict[str, Any]:
     """A demo as JSON-ready data (models as dicts, enums as values, dates as text...)."""
-    from structio._util.data import jsonable
-
     data: dict[str, Any] = {}
     for key, value in demo.items():
         if isinstance(value, History):

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from structio.exceptions import FormatError
+from structio.rendering.formatting import input_text
 from structio.signatures.history import History
 from structio.signatures.signature import Signature, unknown_fields_message
 
@@ -45,8 +46,6 @@ def prompt_string(
 
 
 def _block(signature: type[Signature], values: Mapping[str, Any]) -> str:
-    from structio.rendering.formatting import input_text
-
     lines: list[str] = []
     for name, field in signature.fields.items():
         if name not in values or values[name] is None or field.annotation is History:

@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from structio.adapters.base import Adapter, SignatureLike, as_signature
 from structio.exceptions import ContextWindowExceededError, ParseError, TruncationError
-from structio.lm.base import origin
+from structio.lm.base import BaseLM, origin
 from structio.lm.types import LMResponse, Usage
 from structio.rendering.prompt import Prompt, Truncation, TruncationStep
 from structio.signatures.signature import Signature
-
-if TYPE_CHECKING:
-    from structio.lm.base import BaseLM
 
 __all__ = ["Builder", "CallResult", "Route", "acall", "call"]
 

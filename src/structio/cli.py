@@ -15,8 +15,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from structio import __version__
+from structio._loading import load_signature
+from structio._util.data import jsonable
 from structio._util.files import read_jsonl
+from structio.adapters import ChatAdapter, JSONAdapter
 from structio.exceptions import DataError, ParseError, StructioError, UsageError
+from structio.lm.lm import LM
+from structio.predict import Predict
 
 __all__ = ["main"]
 
@@ -120,8 +126,6 @@ def _parser() -> argparse.ArgumentParser:
         epilog=MAIN_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from structio import __version__
-
     parser.add_argument("--version", action="version", version=f"structio {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -209,15 +213,10 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _adapter(name: str) -> Any:
-    from structio.adapters.chat_adapter import ChatAdapter
-    from structio.adapters.json_adapter import JSONAdapter
-
     return JSONAdapter() if name == "json" else ChatAdapter()
 
 
 def _signature(ref: str) -> Any:
-    from structio._loading import load_signature
-
     return load_signature(ref)
 
 
@@ -262,8 +261,6 @@ def _json_argument(text: str, what: str) -> Any:
 
 
 def _print_json(data: Any) -> None:
-    from structio._util.data import jsonable
-
     print(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
 
 
@@ -318,8 +315,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from structio.lm.lm import LM
-    from structio.predict import Predict
     from structio.run import run_file
 
     options: dict[str, Any] = {"cache": not args.no_cache}

@@ -43,6 +43,7 @@ from structio.exceptions import (
     FormatError,
     ParseError,
 )
+from structio.lm._litellm import get_litellm, model_capabilities
 from structio.rendering.tokens import (
     DEFAULT_ENCODING,
     OPENAI_FRAMING,
@@ -574,8 +575,6 @@ def _describe(source: Any) -> str:
 def _model_limit(model: str | None) -> int | None:
     if model is None:
         return None
-    from structio.lm._litellm import model_capabilities
-
     limit = model_capabilities(model).get("max_input_tokens")
     return int(limit) if limit else None
 
@@ -592,8 +591,6 @@ def _estimate_cost(summary: Summary, training_price: float | None, epochs: int) 
         return
     if summary.model is None:
         return
-    from structio.lm._litellm import get_litellm
-
     try:
         info = get_litellm().get_model_info(summary.model)
     except Exception:  # litellm raises a bare Exception for an unknown model

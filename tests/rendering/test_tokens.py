@@ -73,3 +73,19 @@ def test_counting_does_not_import_litellm_or_touch_the_environment() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["2", "False", "None"]
+
+
+def test_one_chat_count_with_the_framing_as_a_parameter() -> None:
+    from structio import finetune
+    from structio.rendering.tokens import NO_FRAMING, OPENAI_FRAMING, count_chat
+
+    prompt = sio.ChatAdapter().render(
+        "question -> answer", [{"question": "1+1?", "answer": "2"}], {"question": "2+2?"}
+    )
+    tokenizer = get_tokenizer()
+    messages = prompt.messages
+    assert count_chat(messages, tokenizer) == count_chat(messages, tokenizer, NO_FRAMING)
+    assert count_chat(messages, tokenizer) == prompt.token_count
+    framed = count_chat(messages, tokenizer, OPENAI_FRAMING)
+    assert framed == prompt.token_count + 3 * len(messages) + 3
+    assert finetune.count_tokens(messages, tokenizer) == framed

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from structio.exceptions import TemplateError
+from structio.rendering import _yaml_parts
 from structio.rendering.prompt import Part, Prompt
 from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 
@@ -207,9 +208,7 @@ class Template:
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def _load_yaml(self, text: str, values: _Values) -> list[tuple[Any, int]]:
-        from structio.rendering._yaml_parts import read_parts
-
-        fast = read_parts(text)
+        fast = _yaml_parts.read_parts(text)
         if fast is not None:
             return list(fast)
         import yaml
