@@ -240,14 +240,17 @@ def test_a_saved_endpoint_is_used_only_when_the_caller_trusts_the_file(tmp_path:
     make().save(path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["lm"]["kwargs"]["api_base"] == "http://127.0.0.1:9/v1"
+    assert data["params"] == {"n": 2}
     with pytest.raises(sio.ConfigurationError, match="trust_endpoint=True") as error:
         sio.Predict.load(path)
     assert "api_base='http://127.0.0.1:9/v1'" in str(error.value)
     trusted = sio.Predict.load(path, trust_endpoint=True)
     assert isinstance(trusted.lm, sio.LM)
     assert trusted.lm.params["api_base"] == "http://127.0.0.1:9/v1"
-    # The same rule for an endpoint among the call parameters, and for named prompts.
+    # The same rule for an endpoint among the call parameters (here under the key files
+    # written before the rename hold).
     data["lm"] = None
+    del data["params"]
     data["lm_kwargs"] = {"base_url": "http://attacker.invalid/v1"}
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(sio.ConfigurationError, match="base_url"):

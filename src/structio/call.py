@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from structio.adapters.base import Adapter, SignatureLike, as_signature
 from structio.exceptions import ContextWindowExceededError, ParseError, TruncationError
-from structio.lm.base import BaseLM, origin
+from structio.lm.base import BaseLM, reset_origin, set_origin
 from structio.lm.types import LMResponse, Usage
 from structio.rendering.prompt import Prompt, Truncation, TruncationStep
 from structio.signatures.signature import Signature
@@ -95,10 +95,23 @@ class _Request:
     params: dict[str, Any]
     step: TruncationStep
     truncation: Truncation | None = None
+    # What a fallback request is built from: the caller's parameters, not the adapter's.
+    given: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    max_prompt_tokens: int | None = None
+    build: Builder | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         return self.sent.messages
+
+    def again(self) -> dict[str, Any]:
+        """The options of a fallback call: the same parameters, budget and prompt builder."""
+        return {
+            "params": self.given,
+            "max_prompt_tokens": self.max_prompt_tokens,
+            "truncation_step": self.step,
+            "build": self.build,
+        }
 
     def truncated(
         self, reason: Literal["max_prompt_tokens", "context_window"], limit: int
@@ -141,19 +154,36 @@ class _UnreadableError(Exception):
         self.fallback = fallback
 
 
-@dataclasses.dataclass(frozen=True)
-class _Options:
-    params: Mapping[str, Any]
-    max_prompt_tokens: int | None
-    truncation_step: TruncationStep
-
-
-def _prepare(adapter: Adapter, lm: BaseLM, build: Builder, options: _Options) -> _Request:
+def _begin(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]],
+    inputs: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None,
+    max_prompt_tokens: int | None,
+    step: TruncationStep,
+    build: Builder | None,
+) -> _Request:
+    """The first request of a call: rendered, truncated to the budget, with the parameters."""
+    if build is None:
+        build = _builder(as_signature(signature), list(demos), inputs or {})
     sig, prompt = build(adapter)
-    params = adapter.request_params(sig, options.params, lm)
-    request = _Request(adapter, sig, prompt, prompt, params, options.truncation_step)
-    if options.max_prompt_tokens is not None:
-        request = request.truncated("max_prompt_tokens", options.max_prompt_tokens)
+    given = params or {}
+    request = _Request(
+        adapter,
+        sig,
+        prompt,
+        prompt,
+        adapter.request_params(sig, given, lm),
+        step,
+        None,
+        given,
+        max_prompt_tokens,
+        build,
+    )
+    if max_prompt_tokens is not None:
+        request = request.truncated("max_prompt_tokens", max_prompt_tokens)
     return request
 
 
@@ -180,23 +210,19 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
             if reader == "JSON" and adapter.route == "chat":
                 route = "json_reparse"  # ChatAdapter read a JSON answer: no new request
         outputs.append(values)
-    return CallResult(outputs, _route(route), [response], request.truncation)
+    if route not in _ROUTES:
+        route = "chat"  # a custom adapter's own format is reported as the "chat" route
+    return CallResult(outputs, route, [response], request.truncation)  # type: ignore[arg-type]
 
 
-def _route(name: str) -> Route:
-    if name in ("chat", "json", "json_reparse", "json_request"):
-        return name  # type: ignore[return-value]
-    return "chat"  # a custom adapter's own format is reported as its own route "chat"
+_ROUTES = frozenset(("chat", "json", "json_reparse", "json_request"))
 
 
 def _builder(
-    signature: SignatureLike, demos: Iterable[Mapping[str, Any]], inputs: Mapping[str, Any]
+    sig: type[Signature], demos: list[Mapping[str, Any]], inputs: Mapping[str, Any]
 ) -> Builder:
-    sig = as_signature(signature)
-    demo_list = list(demos)
-
     def build(adapter: Adapter) -> tuple[type[Signature], Prompt]:
-        return sig, adapter.render(sig, demo_list, inputs)
+        return sig, adapter.render(sig, demos, inputs)
 
     return build
 
@@ -233,28 +259,22 @@ def call(
         LMError: The provider failed; never answered with a fallback.
         TruncationError: The parts that cannot be dropped exceed the budget.
     """
-    options = _Options(params or {}, max_prompt_tokens, truncation_step)
-    build = build or _builder(signature, demos, inputs or {})
-    request = _prepare(adapter, lm, build, options)
-    with origin(adapter, request.signature):
-        try:
-            response = lm(request.messages, **request.params)
-        except ContextWindowExceededError as exc:
-            request = request.fitted_to_context(lm, exc)
-            response = lm(request.messages, **request.params)
+    request = _begin(
+        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+    )
+    token = set_origin(adapter, request.signature)
+    try:
+        response = lm(request.messages, **request.params)
+    except ContextWindowExceededError as exc:
+        request = request.fitted_to_context(lm, exc)
+        response = lm(request.messages, **request.params)
+    finally:
+        reset_origin(token)
     try:
         return _read(request, response)
     except _UnreadableError as unreadable:
         try:
-            result = call(
-                unreadable.fallback,
-                lm,
-                signature,
-                params=options.params,
-                max_prompt_tokens=max_prompt_tokens,
-                truncation_step=truncation_step,
-                build=build,
-            )
+            result = call(unreadable.fallback, lm, request.signature, **request.again())
         except ParseError as error:
             raise error from unreadable.error
         return result.after(response)
@@ -273,28 +293,22 @@ async def acall(
     build: Builder | None = None,
 ) -> CallResult:
     """Async form of `call`: the same steps, with ``await lm.acall``."""
-    options = _Options(params or {}, max_prompt_tokens, truncation_step)
-    build = build or _builder(signature, demos, inputs or {})
-    request = _prepare(adapter, lm, build, options)
-    with origin(adapter, request.signature):
-        try:
-            response = await lm.acall(request.messages, **request.params)
-        except ContextWindowExceededError as exc:
-            request = request.fitted_to_context(lm, exc)
-            response = await lm.acall(request.messages, **request.params)
+    request = _begin(
+        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+    )
+    token = set_origin(adapter, request.signature)
+    try:
+        response = await lm.acall(request.messages, **request.params)
+    except ContextWindowExceededError as exc:
+        request = request.fitted_to_context(lm, exc)
+        response = await lm.acall(request.messages, **request.params)
+    finally:
+        reset_origin(token)
     try:
         return _read(request, response)
     except _UnreadableError as unreadable:
         try:
-            result = await acall(
-                unreadable.fallback,
-                lm,
-                signature,
-                params=options.params,
-                max_prompt_tokens=max_prompt_tokens,
-                truncation_step=truncation_step,
-                build=build,
-            )
+            result = await acall(unreadable.fallback, lm, request.signature, **request.again())
         except ParseError as error:
             raise error from unreadable.error
         return result.after(response)

@@ -16,7 +16,7 @@ from structio._text_prompt import prompt_string
 from structio._util.data import jsonable
 from structio._util.files import write_json
 from structio._util.progress import Progress
-from structio._util.secrets import ENDPOINT_PARAMS, public_params
+from structio._util.secrets import check_endpoints, public_params
 from structio.adapters.base import Adapter, SignatureLike
 from structio.call import CallResult, Route
 from structio.exceptions import BatchError, ConfigurationError, SignatureError
@@ -288,7 +288,7 @@ class Predict:
             "demos": [demo_to_data(self.signature, demo) for demo in self.demos],
             "adapter": self.adapter.to_dict() if self.adapter is not None else None,
             "lm": self.lm.to_dict() if isinstance(self.lm, LM) else None,
-            "lm_kwargs": {k: jsonable(v) for k, v in public_params(self.params).items()},
+            "params": {k: jsonable(v) for k, v in public_params(self.params).items()},
             "max_prompt_tokens": self.max_prompt_tokens,
             "truncation_step": self.truncation_step,
         }
@@ -312,15 +312,9 @@ class Predict:
         signature = Signature.from_dict(data["signature"])
         lm_data = data.get("lm")
         adapter_data = data.get("adapter")
-        params = dict(data.get("lm_kwargs") or {})
-        endpoints = sorted(k for k in params if k in ENDPOINT_PARAMS)
-        if endpoints and not trust_endpoint:
-            shown = ", ".join(f"{k}={params[k]!r}" for k in endpoints)
-            raise ConfigurationError(
-                f"the saved prompt sends requests to {shown}; a file does not choose where "
-                "requests (and your API key) go unless you say so: load it with "
-                "trust_endpoint=True if you trust this file"
-            )
+        # "lm_kwargs" is what files written before the rename hold.
+        params = dict(data.get("params", data.get("lm_kwargs")) or {})
+        check_endpoints(params, what="the saved prompt", trusted=trust_endpoint)
         return cls(
             signature,
             lm=LM.from_dict(lm_data, trust_endpoint=trust_endpoint) if lm_data else None,
@@ -375,12 +369,14 @@ class Predict:
         lm: BaseLM | None,
         params: Mapping[str, Any] | None,
         config: Mapping[str, Any] | None,
-    ) -> tuple[Adapter, BaseLM, dict[str, Any]]:
-        return (
-            resolve_adapter(adapter, self.adapter),
-            resolve_lm(lm, self.lm, who=f"Predict({self.signature.__name__})"),
-            {**self.params, **(config or {}), **(params or {})},
+    ) -> tuple[Adapter, BaseLM, Mapping[str, Any]]:
+        chosen_lm = lm or self.lm
+        if chosen_lm is None:  # the message is built only when it is needed
+            chosen_lm = resolve_lm(who=f"Predict({self.signature.__name__})")
+        merged = (
+            {**self.params, **(config or {}), **(params or {})} if config or params else self.params
         )
+        return resolve_adapter(adapter, self.adapter), chosen_lm, merged
 
     def __call__(
         self,

@@ -63,10 +63,16 @@ def resolve_adapter(*given: Adapter | None) -> Adapter:
     for adapter in given:
         if adapter is not None:
             return adapter
-    configured = current_settings().adapter
+    scoped = _scoped.get()
+    configured = (scoped if scoped is not None else _global).adapter
     if configured is not None:
         return configured
-    return ChatAdapter()
+    return _DEFAULT_ADAPTER
+
+
+# The adapter used when none is given or configured. Never mutated by structio; an adapter's
+# options are its attributes, so set your own with configure(adapter=...) instead.
+_DEFAULT_ADAPTER = ChatAdapter()
 
 
 def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:

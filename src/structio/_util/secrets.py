@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ENDPOINT_PARAMS", "is_secret", "public_params"]
+from structio.exceptions import ConfigurationError
+
+__all__ = ["ENDPOINT_PARAMS", "check_endpoints", "is_secret", "public_params"]
 
 _SECRET_NAMES = frozenset(
     {"api_key", "api_token", "azure_ad_token", "vertex_credentials", "password", "token"}
@@ -50,3 +52,20 @@ def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
             value = {k: v for k, v in value.items() if not _is_secret_header(k)}
         clean[name] = value
     return clean
+
+
+def check_endpoints(settings: Mapping[str, Any], *, what: str, trusted: bool) -> None:
+    """Refuse settings from a file that choose where requests go, unless the caller trusts it.
+
+    Raises:
+        ConfigurationError: ``settings`` name an endpoint and ``trusted`` is False; the
+            message names them and says how to opt in.
+    """
+    endpoints = sorted(k for k in settings if k in ENDPOINT_PARAMS)
+    if endpoints and not trusted:
+        shown = ", ".join(f"{k}={settings[k]!r}" for k in endpoints)
+        raise ConfigurationError(
+            f"{what} sends requests to {shown}; a file does not choose where requests (and "
+            "your API key) go unless you say so: load it with trust_endpoint=True if you "
+            "trust this file, or pass lm= yourself"
+        )

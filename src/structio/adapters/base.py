@@ -14,7 +14,6 @@ a prompt.
 from __future__ import annotations
 
 import abc
-import functools
 import textwrap
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import partial
@@ -35,8 +34,8 @@ from structio.signatures.field import SignatureField
 from structio.signatures.history import History
 from structio.signatures.signature import (
     Signature,
-    SignatureMeta,
-    _make_signature,
+    SignatureLike,
+    as_signature,
     unknown_fields_message,
 )
 from structio.typemodel.info import type_info
@@ -54,8 +53,6 @@ __all__ = [
 Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
 
-SignatureLike = type[Signature] | str
-"""A signature class, or a string spec such as ``"question -> answer: int"``."""
 
 INCOMPLETE_DEMO_PREFIX = (
     "This is an example of the task, though some input or output fields are not supplied."
@@ -105,6 +102,7 @@ class _Plan:
 
     __slots__ = (
         "all_inputs",
+        "custom_user",
         "history",
         "input_formats",
         "input_names",
@@ -139,6 +137,10 @@ class _Plan:
         self.system = adapter.format_system_message(sig)
         self.system_part = Part("system", "system", self.system)
         self.reminder = adapter.user_message_output_requirements(sig)
+        # Whether a subclass changed how user messages look (then its method is used).
+        self.custom_user = (
+            type(adapter).format_user_message_content is not Adapter.format_user_message_content
+        )
         self.all_inputs = tuple(name for name, _, _ in self.inputs)
         # Demo and history parts by content: they come back on every call.
         self.rendered = RenderCache()
@@ -146,6 +148,10 @@ class _Plan:
 
 # Plans of adapters whose options cannot be hashed, kept with the instance itself.
 _INSTANCE_PLANS: WeakKeyDictionary[Adapter, dict[type[Signature], _Plan]] = WeakKeyDictionary()
+# Where an adapter keeps the key of its plans (computed from its options, dropped when one is
+# set), and the key of an adapter whose options cannot be hashed.
+_PLAN_KEY = "_structio_plan_key"
+_UNHASHABLE: Any = object()
 
 
 class Adapter(abc.ABC):
@@ -322,7 +328,10 @@ class Adapter(abc.ABC):
         for name in plan.history:
             if name in values:
                 parts.extend(self.history_parts(sig, values[name]))
-        request = self._user_content(sig, plan, values, "", main_request=True)
+        if plan.custom_user:
+            request = self.format_user_message_content(sig, values, main_request=True)
+        else:  # the usual case, without a method call in between
+            request = _plain_user_content(plan, values, "", True)
         parts.append(Part("user", "user", request))
         return parts
 
@@ -340,7 +349,9 @@ class Adapter(abc.ABC):
             ParseError: A required output is missing, cut off, or does not fit its type or
                 constraints; the error lists every such field with the offending text.
         """
-        return self.read(as_signature(signature), completion).values
+        sig = as_signature(signature)
+        found = self.locate(sig, clean(completion))
+        return read_outputs(sig, completion, found, adapter=type(self).__name__)
 
     def read(self, signature: type[Signature], completion: str) -> Reading:
         """`parse`, also saying which reader found the outputs (``"sections"``, ``"JSON"``...).
@@ -350,7 +361,8 @@ class Adapter(abc.ABC):
         """
         found = self.locate(signature, clean(completion))
         values = read_outputs(signature, completion, found, adapter=type(self).__name__)
-        return Reading(values, found.how if found is not None else "")
+        # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs per call.
+        return tuple.__new__(Reading, (values, found.how if found is not None else ""))
 
     @hook
     @abc.abstractmethod
@@ -463,7 +475,7 @@ class Adapter(abc.ABC):
         main_request: bool = False,
     ) -> str:
         """A user message: the given inputs as sections, then the reminder on requests."""
-        return self._plain_user_content(self._plan(signature), inputs, prefix, main_request)
+        return _plain_user_content(self._plan(signature), inputs, prefix, main_request)
 
     def _user_content(
         self,
@@ -473,31 +485,11 @@ class Adapter(abc.ABC):
         prefix: str,
         main_request: bool,
     ) -> str:
-        if type(self).format_user_message_content is not Adapter.format_user_message_content:
-            # A subclass changed how user messages look: use its method.
+        if plan.custom_user:  # a subclass changed how user messages look: use its method
             return self.format_user_message_content(
                 signature, inputs, prefix=prefix, main_request=main_request
             )
-        return self._plain_user_content(plan, inputs, prefix, main_request)
-
-    @staticmethod
-    def _plain_user_content(
-        plan: _Plan, inputs: Mapping[str, Any], prefix: str, main_request: bool
-    ) -> str:
-        parts = [prefix]
-        formats = plan.input_formats
-        for name, _, is_str in plan.inputs:
-            if name in inputs:
-                value = inputs[name]
-                text = (
-                    value
-                    if type(value) is str
-                    else input_text(value, str_field=is_str, as_class=formats.get(name))
-                )
-                parts.append(f"[[ ## {name} ## ]]\n{text}")
-        if main_request:
-            parts.append(plan.reminder)
-        return "\n\n".join(parts).strip()
+        return _plain_user_content(plan, inputs, prefix, main_request)
 
     @hook
     @abc.abstractmethod
@@ -600,19 +592,31 @@ class Adapter(abc.ABC):
 
     # -- shared machinery -------------------------------------------------------------------
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        # Options are attributes: a new value means new prompts.
+        self.__dict__.pop(_PLAN_KEY, None)
+        _INSTANCE_PLANS.pop(self, None)
+
     def _plan(self, sig: type[Signature]) -> _Plan:
         state = self.__dict__
-        try:
+        key = state.get(_PLAN_KEY)
+        if key is None:
             # The options are part of the key: instances that differ share no prompt.
-            key: Hashable = (type(self), "plan", *state.items()) if state else (type(self), "plan")
-            cache = sig.__structio_cache__
-            plan = cache.get(key)
-        except TypeError:  # an unhashable option: keep the plan with this instance
+            key = (type(self), "plan", *((k, v) for k, v in state.items() if k != _PLAN_KEY))
+            try:
+                hash(key)
+            except TypeError:  # an unhashable option: plans are kept with this instance
+                key = _UNHASHABLE
+            state[_PLAN_KEY] = key
+        if key is _UNHASHABLE:
             plans = _INSTANCE_PLANS.setdefault(self, {})
             plan = plans.get(sig)
             if plan is None:
                 plan = plans[sig] = _Plan(self, sig)
             return plan
+        cache = sig.__structio_cache__
+        plan = cache.get(key)
         if plan is None:
             plan = cache[key] = _Plan(self, sig)
         return plan
@@ -677,6 +681,26 @@ def _is_structio(klass: type) -> bool:
     return module == "structio" or module.startswith("structio.")
 
 
+def _plain_user_content(
+    plan: _Plan, inputs: Mapping[str, Any], prefix: str, main_request: bool
+) -> str:
+    """A user message as the base adapter writes it: input sections, then the reminder."""
+    parts = [prefix]
+    formats = plan.input_formats
+    for name, _, is_str in plan.inputs:
+        if name in inputs:
+            value = inputs[name]
+            text = (
+                value
+                if type(value) is str
+                else input_text(value, str_field=is_str, as_class=formats.get(name))
+            )
+            parts.append(f"[[ ## {name} ## ]]\n{text}")
+    if main_request:
+        parts.append(plan.reminder)
+    return "\n\n".join(parts).strip()
+
+
 def _builtin_adapter(name: str) -> type[Adapter] | None:
     """A structio adapter class by name (they are all imported with `structio.adapters`)."""
     pending: list[type[Adapter]] = list(Adapter.__subclasses__())
@@ -708,22 +732,3 @@ def _describe(fields: Mapping[str, SignatureField]) -> str:
 
 def _names(fields: Mapping[str, Any]) -> str:
     return ", ".join(f"`{n}`" for n in fields) or "(none)"
-
-
-@functools.lru_cache(maxsize=256)
-def _from_spec(spec: str) -> type[Signature]:
-    # Cached by the text alone, so only builtin, typing and structio names may resolve here;
-    # a spec naming user classes must be built with Signature(...) where they are in scope.
-    return _make_signature(spec, None, name=None, custom_types=None, caller_ns={}, base=Signature)
-
-
-def as_signature(signature: SignatureLike) -> type[Signature]:
-    """Accept a signature class or a string spec (specs are parsed once and cached)."""
-    if isinstance(signature, SignatureMeta):
-        return signature
-    if isinstance(signature, str):
-        return _from_spec(signature)
-    raise TypeError(
-        "expected a Signature class or a string spec such as 'question -> answer', "
-        f"not {type(signature).__name__}"
-    )

@@ -11,7 +11,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from structio._util.secrets import public_params
 from structio.lm.types import LMResponse
@@ -20,7 +20,16 @@ if TYPE_CHECKING:
     from structio.adapters.base import Adapter
     from structio.signatures.signature import Signature
 
-__all__ = ["BaseLM", "HistoryEntry", "Origin", "current_origin", "inspect_history", "origin"]
+__all__ = [
+    "BaseLM",
+    "HistoryEntry",
+    "Origin",
+    "current_origin",
+    "inspect_history",
+    "origin",
+    "reset_origin",
+    "set_origin",
+]
 
 Messages = Sequence[Mapping[str, Any]]
 
@@ -28,13 +37,11 @@ _GLOBAL_HISTORY: deque[HistoryEntry] = deque(maxlen=200)
 _GLOBAL_LOCK = threading.Lock()
 
 
-class Origin(NamedTuple):
-    """Where a request comes from: the adapter that wrote it and the signature it asks for."""
+Origin = tuple["Adapter", "type[Signature]"]
+"""Where a request comes from: the adapter that wrote it and the signature it asks for."""
 
-    adapter: Adapter
-    signature: type[Signature]
-
-
+# Set on every call, read only by models that write their own replies: a plain tuple, the
+# cheapest thing to build.
 _ORIGIN: contextvars.ContextVar[Origin | None] = contextvars.ContextVar(
     "structio_origin", default=None
 )
@@ -47,11 +54,24 @@ def origin(adapter: Adapter, signature: type[Signature]) -> Iterator[None]:
     The call layer does this, so a model that writes its own replies (`FakeLM`) answers in
     the format the request asks for, without reading the prompt.
     """
-    token = _ORIGIN.set(Origin(adapter, signature))
+    token = set_origin(adapter, signature)
     try:
         yield
     finally:
         _ORIGIN.reset(token)
+
+
+OriginToken = contextvars.Token[Origin | None]
+
+
+def set_origin(adapter: Adapter, signature: type[Signature]) -> OriginToken:
+    """`origin` without a ``with`` block, for hot paths: reset with ``reset_origin(token)``."""
+    return _ORIGIN.set((adapter, signature))
+
+
+def reset_origin(token: OriginToken) -> None:
+    """Undo `set_origin`."""
+    _ORIGIN.reset(token)
 
 
 def current_origin() -> Origin | None:

@@ -118,9 +118,9 @@ class FakeLM(BaseLM):
     def _written(self, outputs: Mapping[str, Any]) -> str:
         """Output values as the adapter writes an answer (as demos' answers are written)."""
         requested = current_origin()
-        adapter = self.adapter or (requested.adapter if requested else None) or ChatAdapter()
-        signature = requested.signature if requested else None
-        if signature is None or not set(outputs) <= set(signature.output_fields):
+        adapter = self.adapter or (requested[0] if requested else None) or ChatAdapter()
+        signature = requested[1] if requested else None
+        if signature is None or not outputs.keys() <= signature.output_fields.keys():
             signature = _outputs_signature(tuple(outputs))
         return adapter.format_assistant_message_content(signature, outputs)
 

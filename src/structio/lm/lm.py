@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from structio._util.data import jsonable
-from structio._util.secrets import ENDPOINT_PARAMS, public_params
+from structio._util.secrets import check_endpoints, public_params
 from structio.exceptions import (
     ConfigurationError,
     LMConnectionError,
@@ -141,14 +141,7 @@ class LM(BaseLM):
         settings = dict(data)
         kwargs = dict(settings.pop("kwargs", {}) or {})
         model = settings.pop("model")
-        endpoints = sorted(k for k in kwargs if k in ENDPOINT_PARAMS)
-        if endpoints and not trust_endpoint:
-            shown = ", ".join(f"{k}={kwargs[k]!r}" for k in endpoints)
-            raise ConfigurationError(
-                f"the saved LM {model!r} sends requests to {shown}; a file does not choose "
-                "where requests (and your API key) go unless you say so: load it with "
-                "trust_endpoint=True if you trust this file, or pass lm= yourself"
-            )
+        check_endpoints(kwargs, what=f"the saved LM {model!r}", trusted=trust_endpoint)
         return cls(model, **settings, **kwargs)
 
     # -- capabilities ---------------------------------------------------------------------

@@ -33,7 +33,11 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
     Raises:
         ValueError: No step could read the text.
     """
-    steps: list[Callable[[str], Any]] = [_json_lenient]
+    try:  # the usual case, and the first step: plain JSON
+        return json.loads(text, strict=False)
+    except ValueError:
+        pass
+    steps: list[Callable[[str], Any]] = []
     if python:
         steps.append(ast.literal_eval)
     if repair:
@@ -82,10 +86,6 @@ def decode_text(text: str) -> Any:
         return decode_json(inner)
     except ValueError:
         return text
-
-
-def _json_lenient(text: str) -> Any:
-    return json.loads(text, strict=False)
 
 
 def _json_repaired(text: str) -> Any:

@@ -166,7 +166,7 @@ def read_outputs(
         return finish_outputs(
             signature, completion, {}, {}, adapter=adapter, problem=_NOTHING_FOUND
         )
-    infos = output_infos(signature)
+    infos = signature.__structio_cache__.get("output_infos") or output_infos(signature)
     values: dict[str, Any] = {}
     invalid: dict[str, tuple[str, str]] = {}
     for name in found.cut_off:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
@@ -20,7 +21,14 @@ from structio.typemodel.text import type_name
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Signature", "SignatureMeta", "make_signature"]
+__all__ = [
+    "Signature",
+    "SignatureLike",
+    "SignatureMeta",
+    "as_signature",
+    "make_signature",
+    "unknown_fields_message",
+]
 
 _FieldMap = types.MappingProxyType  # read-only views handed to users
 
@@ -643,3 +651,26 @@ class Signature(metaclass=SignatureMeta):
         text = cls.instructions if instructions is None else instructions
         new = _build(cls.__name__, field_list, text, base=Signature, module=cls.__module__)
         return typing.cast("type[Self]", new)
+
+
+SignatureLike = type[Signature] | str
+"""A signature class, or a string spec such as ``"question -> answer: int"``."""
+
+
+@functools.lru_cache(maxsize=256)
+def _from_spec(spec: str) -> type[Signature]:
+    # Cached by the text alone, so only builtin, typing and structio names may resolve here;
+    # a spec naming user classes must be built with Signature(...) where they are in scope.
+    return _make_signature(spec, None, name=None, custom_types=None, caller_ns={}, base=Signature)
+
+
+def as_signature(signature: SignatureLike) -> type[Signature]:
+    """Accept a signature class or a string spec (specs are parsed once and cached)."""
+    if isinstance(signature, SignatureMeta):
+        return signature
+    if isinstance(signature, str):
+        return _from_spec(signature)
+    raise TypeError(
+        "expected a Signature class or a string spec such as 'question -> answer', "
+        f"not {type(signature).__name__}"
+    )
