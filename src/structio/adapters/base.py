@@ -401,6 +401,7 @@ class Adapter(abc.ABC):
         """The request parameters for this format (JSONAdapter adds ``response_format``)."""
         return dict(params)
 
+    @hook
     def fallback_adapter(self) -> Adapter | None:
         """The adapter to try when a completion in this format cannot be read, if any.
 

@@ -15,6 +15,7 @@ from structio.typemodel.info import type_info
 __all__ = ["ChatAdapter"]
 
 _COMPLETED = "[[ ## completed ## ]]"
+_COMPLETED_TAIL = f"\n\n{_COMPLETED}\n"
 
 
 class ChatAdapter(Adapter):
@@ -48,6 +49,7 @@ class ChatAdapter(Adapter):
     def __repr__(self) -> str:
         return "ChatAdapter()" if self.fallback == "json" else "ChatAdapter(fallback=None)"
 
+    @hook
     def fallback_adapter(self) -> Adapter | None:
         """`JSONAdapter`, unless made with ``fallback=None``."""
         return JSONAdapter() if self.fallback == "json" else None
@@ -86,13 +88,19 @@ class ChatAdapter(Adapter):
         sections = []
         for name, f in signature.output_fields.items():
             if name in outputs:
-                text = format_value(outputs[name], str_field=f.annotation is str)
+                value = outputs[name]
+                # Strings, the usual values, are their own text (format_value would agree).
+                text = (
+                    value
+                    if type(value) is str
+                    else format_value(value, str_field=f.annotation is str)
+                )
             elif missing_field_message is not None:
                 text = missing_field_message
             else:
                 continue
             sections.append(f"[[ ## {name} ## ]]\n{text}")
-        return "\n\n".join(sections).strip() + f"\n\n{_COMPLETED}\n"
+        return "\n\n".join(sections).strip() + _COMPLETED_TAIL
 
     @hook
     def locate(self, signature: type[Signature], text: str) -> Found | None:

@@ -118,8 +118,10 @@ class FakeLM(BaseLM):
     def _written(self, outputs: Mapping[str, Any]) -> str:
         """Output values as the adapter writes an answer (as demos' answers are written)."""
         requested = current_origin()
-        adapter = self.adapter or (requested[0] if requested else None) or ChatAdapter()
-        signature = requested[1] if requested else None
+        if requested is None:
+            adapter, signature = self.adapter or ChatAdapter(), None
+        else:
+            adapter, signature = self.adapter or requested[0], requested[1]
         if signature is None or not outputs.keys() <= signature.output_fields.keys():
             signature = _outputs_signature(tuple(outputs))
         return adapter.format_assistant_message_content(signature, outputs)
