@@ -195,3 +195,13 @@ def test_a_signature_from_a_module(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0
     assert json.loads(out)[-1]["content"].startswith("[[ ## ticket ## ]]\nhi\n\nRespond with")
+
+
+def test_a_bad_demos_line_is_named_by_the_shared_reader(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    demos = tmp_path / "demos.jsonl"
+    demos.write_text('{"q": "1", "a": "2"}\n\n{nope\n', encoding="utf-8")
+    code, _, err = run(capsys, "format", "q -> a", "--inputs", "{}", "--demos", str(demos))
+    assert code == 2
+    assert f"demos {str(demos)!r}, line 3: not valid JSON (" in err

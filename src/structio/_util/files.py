@@ -6,9 +6,8 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 __all__ = ["JSONLine", "atomic_write", "read_jsonl", "write_json"]
 
@@ -41,8 +40,7 @@ def write_json(path: Path, data: Any) -> None:
     atomic_write(path, write)
 
 
-@dataclass(frozen=True)
-class JSONLine:
+class JSONLine(NamedTuple):
     """One non-blank line of a JSON Lines file.
 
     Attributes:

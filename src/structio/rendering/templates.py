@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from structio.exceptions import TemplateError
-from structio.rendering import _yaml_parts
 from structio.rendering.prompt import Part, Prompt
 from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 
@@ -208,6 +207,10 @@ class Template:
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def _load_yaml(self, text: str, values: _Values) -> list[tuple[Any, int]]:
+        # Imported here, not at `import structio`: its patterns cost ~3 ms to compile, and
+        # only templates need them.
+        from structio.rendering import _yaml_parts
+
         fast = _yaml_parts.read_parts(text)
         if fast is not None:
             return list(fast)

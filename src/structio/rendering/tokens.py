@@ -17,8 +17,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import TokenizerError
 
@@ -186,8 +185,7 @@ def _litellm_tokenizer_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
 
 
-@dataclass(frozen=True)
-class ChatFraming:
+class ChatFraming(NamedTuple):
     """Tokens a chat adds around its messages' contents.
 
     Attributes:
