@@ -369,12 +369,10 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         chat = self.format(*args, **kwargs)
         if self._signature is None:
             return chat
-        return self._request(chat)(self._adapter())[1].messages
+        return self._request(chat, self._signature)(self._adapter())[1].messages
 
-    def _request(self, chat: list[dict[str, str]]) -> calling.Builder:
+    def _request(self, chat: list[dict[str, str]], sig: type[Signature]) -> calling.Builder:
         """How to build the request with an adapter (the fallback builds its own)."""
-        sig = self._signature
-        assert sig is not None  # noqa: S101 - only typed returns build through an adapter
         # The chat's system messages join the instructions; the adapter's system message
         # describes the answer; the last user message is the request, with its reminder.
         system = "\n\n".join(m["content"] for m in chat if m["role"] == "system")
@@ -413,7 +411,7 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         if self._signature is None:
             result: R = self._text(lm(chat, **self.params))
             return result
-        build = self._request(chat)
+        build = self._request(chat, self._signature)
         outcome = calling.call(adapter, lm, self._signature, params=self.params, build=build)
         built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
@@ -425,7 +423,7 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         if self._signature is None:
             result: R = self._text(await lm.acall(chat, **self.params))
             return result
-        build = self._request(chat)
+        build = self._request(chat, self._signature)
         outcome = await calling.acall(adapter, lm, self._signature, params=self.params, build=build)
         built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
