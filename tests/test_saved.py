@@ -189,7 +189,7 @@ def test_loading_bad_files_says_what_is_wrong(tmp_path: Path) -> None:
     data["signature"]["fields"][3]["type"] = "tests.gone_module:Level"
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(sio.SignatureError, match=r"'tests\.gone_module:Level' is not importable"):
-        sio.Predict.load(path)
+        sio.Predict.load(path, allowed_modules=["tests"])
 
 
 def test_to_string_is_the_whole_prompt_as_text() -> None:

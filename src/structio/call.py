@@ -18,7 +18,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from structio.adapters.base import Adapter, SignatureLike, as_signature
-from structio.exceptions import ContextWindowExceededError, ParseError, TruncationError
+from structio.exceptions import (
+    ContextWindowExceededError,
+    ParseError,
+    ServerError,
+    TruncationError,
+)
 from structio.lm.base import BaseLM, reset_origin, set_origin
 from structio.lm.types import LMResponse, Usage
 from structio.rendering.prompt import Prompt, Truncation, TruncationStep
@@ -48,12 +53,15 @@ class CallResult:
         route: How the outputs were read (see `Route`).
         responses: Every model response involved, in order (two after a fallback request).
         truncation: What was cut from the prompt before the answering request, if anything.
+        max_tokens_reached: The model stopped at its token limit after every output was
+            closed (a cut inside an output is a `ParseError` instead).
     """
 
     outputs: list[dict[str, Any]]
     route: Route
     responses: list[LMResponse] = dataclasses.field(default_factory=list)
     truncation: Truncation | None = None
+    max_tokens_reached: bool = False
 
     @property
     def path(self) -> Route:
@@ -81,7 +89,13 @@ class CallResult:
 
     def after(self, first: LMResponse) -> CallResult:
         """This result as the answer of a fallback request made after ``first`` failed."""
-        return CallResult(self.outputs, "json_request", [first, *self.responses], self.truncation)
+        return CallResult(
+            self.outputs,
+            "json_request",
+            [first, *self.responses],
+            self.truncation,
+            self.max_tokens_reached,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +113,8 @@ class _Request:
     given: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     max_prompt_tokens: int | None = None
     build: Builder | None = None
+    # The call's inputs, so that an echo of one is not read as the answer.
+    inputs: Mapping[str, Any] | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -111,6 +127,7 @@ class _Request:
             "max_prompt_tokens": self.max_prompt_tokens,
             "truncation_step": self.step,
             "build": self.build,
+            "inputs": self.inputs,
         }
 
     def truncated(
@@ -181,6 +198,7 @@ def _begin(
         given,
         max_prompt_tokens,
         build,
+        inputs,
     )
     if max_prompt_tokens is not None:
         request = request.truncated("max_prompt_tokens", max_prompt_tokens)
@@ -188,13 +206,24 @@ def _begin(
 
 
 def _read(request: _Request, response: LMResponse) -> CallResult:
-    """Every choice of ``response`` read by the adapter, or by its fallback without a request."""
+    """Every choice of ``response`` read by the adapter, or by its fallback without a request.
+
+    A choice the model ended at its token limit (finish reason ``length``) gives values only
+    when every output was closed before the cut; otherwise it is a `ParseError` that says it
+    was cut off, whatever could be read from it.
+    """
     adapter, sig = request.adapter, request.signature
+    if not response.completions:  # a response must hold an answer; an empty one is the provider's
+        raise ServerError(
+            f"{response.model or 'the model'} returned no choices",
+            model=response.model or None,
+        )
     outputs: list[dict[str, Any]] = []
     route: str = adapter.route
+    limited = False
     for completion in response.completions:
         try:
-            values, reader = adapter.read(sig, completion.text)
+            values, reader, open_fields = adapter.read(sig, completion.text, inputs=request.inputs)
         except ParseError as error:
             if completion.truncated:
                 raise error.with_truncation() from None
@@ -202,17 +231,42 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
             if fallback is None:
                 raise
             try:
-                values = fallback.parse(sig, completion.text)
+                values = fallback.parse(sig, completion.text, inputs=request.inputs)
             except ParseError:
                 raise _UnreadableError(error, fallback) from error
             route = "json_reparse"
         else:
+            if completion.truncated:
+                _check_closed(adapter, sig, completion.text, values, open_fields)
+                limited = True
             if reader == "JSON" and adapter.route == "chat":
                 route = "json_reparse"  # ChatAdapter read a JSON answer: no new request
         outputs.append(values)
     if route not in _ROUTES:
         route = "chat"  # a custom adapter's own format is reported as the "chat" route
-    return CallResult(outputs, route, [response], request.truncation)  # type: ignore[arg-type]
+    return CallResult(outputs, route, [response], request.truncation, limited)  # type: ignore[arg-type]
+
+
+def _check_closed(
+    adapter: Adapter,
+    sig: type[Signature],
+    text: str,
+    values: dict[str, Any],
+    open_fields: frozenset[str],
+) -> None:
+    """Raise the truncation `ParseError` if an output was still open when the model stopped."""
+    cut = [name for name in sig.output_fields if name in open_fields]
+    if not cut:
+        return
+    reason = "the model stopped at its token limit while writing this; it may be incomplete"
+    raise ParseError(
+        adapter=type(adapter).__name__,
+        signature=sig,
+        completion=text,
+        parsed={k: v for k, v in values.items() if k not in cut},
+        invalid={name: (str(values.get(name)), reason) for name in cut},
+        truncated=True,
+    )
 
 
 _ROUTES = frozenset(("chat", "json", "json_reparse", "json_request"))

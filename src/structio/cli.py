@@ -2,14 +2,17 @@
 
 Exit codes: 0 when all went well, 1 when the data has problems (invalid examples, a
 completion that cannot be read, failed rows), 2 for usage errors (bad arguments, a
-signature or file that cannot be found). Errors print as one line, ``structio: error:
-...``, with any detail on the lines after it.
+signature or file that cannot be found), 130 when interrupted (Ctrl-C). Errors print as one
+line, ``structio: error: ...``, with any detail on the lines after it (indented). No input
+makes the command print a Python traceback: an error the command did not foresee (a bug)
+prints as one line too, says it is a bug to report, and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -91,10 +94,9 @@ class _CommandLineError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``structio`` command; returns the exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
+        args = _parser().parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except DataError as exc:
         _error(str(exc), exc.summary.report() if exc.summary is not None else None)
@@ -111,6 +113,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    # The command boundary: whatever escapes the commands ends as one line, never a
+    # traceback. Data that Python itself cannot hold comes first: it is the input's fault.
+    except RecursionError:
+        _error("the input is nested too deeply to read (brackets inside brackets)")
+        return 1
+    except BrokenPipeError:
+        # The reader of standard output went away (`structio ... | head`): say nothing more
+        # on it, and keep Python from complaining about the unflushed rest at exit.
+        _silence_stdout()
+        return 1
+    except OSError as exc:
+        _error(_one_line(str(exc)) or type(exc).__name__)
+        return 1
+    except Exception as exc:
+        _error(
+            f"unexpected {type(exc).__name__}: {_one_line(str(exc))} (this is a bug: "
+            "please report it, with the command that caused it)"
+        )
+        return 1
+
+
+# How much of an unforeseen error's text the one line carries.
+_ONE_LINE_LIMIT = 300
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line, clipped: its lines joined, at most `_ONE_LINE_LIMIT` characters."""
+    joined = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if len(joined) > _ONE_LINE_LIMIT:
+        joined = joined[: _ONE_LINE_LIMIT - 3] + "..."
+    return joined
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor behind sys.stdout
+        pass
 
 
 def _error(message: str, detail: str | None = None) -> None:
@@ -262,6 +303,9 @@ def _json_argument(text: str, what: str) -> Any:
 
 def _print_json(data: Any) -> None:
     print(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
+    # Flushed here, inside `main`, so that a closed pipe is reported there, not by Python
+    # at exit.
+    sys.stdout.flush()
 
 
 def _format(args: argparse.Namespace) -> int:
@@ -275,8 +319,42 @@ def _format(args: argparse.Namespace) -> int:
 
 def _parse(args: argparse.Namespace) -> int:
     sig = _signature(args.sig)
-    _print_json(_adapter(args.adapter).parse(sig, sys.stdin.read()))
+    completion = _read_standard_input()
+    try:
+        values = _adapter(args.adapter).parse(sig, completion)
+    except StructioError:
+        raise  # ParseError and the rest are reported by `main`, as for every command
+    except RecursionError:
+        raise DataError(
+            "the completion cannot be read: its brackets are nested too deeply"
+        ) from None
+    except ValueError as exc:  # a reading the parser let through, e.g. a 5,000-digit number
+        raise DataError(f"the completion cannot be read: {_one_line(str(exc))}") from None
+    _print_json(values)
     return 0
+
+
+def _read_standard_input() -> str:
+    """Standard input as text: UTF-8, strictly, with universal newlines.
+
+    Strict rather than the locale's encoding with replacement characters: bytes that are
+    not text are an error to report, not something to parse into a wrong value.
+
+    Raises:
+        DataError: The input is not UTF-8.
+    """
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place of sys.stdin (tests, embedding)
+        return str(sys.stdin.read())
+    data = bytes(buffer.read())
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"standard input is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start:,})"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _finetune(args: argparse.Namespace) -> int:

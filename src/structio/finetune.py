@@ -12,7 +12,9 @@ file (a header row of field names; cells are read as the fields' types). They ar
 memory stays flat however many there are (duplicates are tracked in a temporary SQLite
 table on disk, token statistics in a histogram). The output is written to a temporary file
 beside the target and moved into place at the end, so a crash or Ctrl-C never leaves a
-half-written file at the target path.
+half-written file at the target path. Ctrl-C and SIGTERM remove the temporary file; one
+left by ``kill -9`` is removed by a later write to the same path once it is an hour old
+(`structio._util.files.atomic_write`).
 
 Every example is checked: its fields and types, that the answer written reads back (with
 the adapter's own parser) to the example's outputs, its token count against a limit, and

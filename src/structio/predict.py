@@ -88,9 +88,21 @@ class Prediction(Mapping[str, Any]):
         responses: The raw model responses, in order.
         truncation: What was cut from the prompt to fit (``max_prompt_tokens``, or the
             model's context window after the provider refused the prompt), or ``None``.
+        max_tokens_reached: The model stopped at its token limit (finish reason ``length``)
+            after every output was closed, so the values are whole; a cut inside an output
+            raises `ParseError` instead of giving a value.
     """
 
-    __slots__ = ("_values", "completions", "cost", "responses", "route", "truncation", "usage")
+    __slots__ = (
+        "_values",
+        "completions",
+        "cost",
+        "max_tokens_reached",
+        "responses",
+        "route",
+        "truncation",
+        "usage",
+    )
 
     _values: dict[str, Any]
     completions: list[dict[str, Any]]
@@ -99,6 +111,7 @@ class Prediction(Mapping[str, Any]):
     cost: float | None
     responses: list[LMResponse]
     truncation: Truncation | None
+    max_tokens_reached: bool
 
     def __init__(
         self,
@@ -111,6 +124,7 @@ class Prediction(Mapping[str, Any]):
         responses: Sequence[LMResponse] = (),
         truncation: Truncation | None = None,
         path: Route | None = None,
+        max_tokens_reached: bool = False,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_values", dict(values))
@@ -120,6 +134,7 @@ class Prediction(Mapping[str, Any]):
         set_(self, "cost", cost)
         set_(self, "responses", list(responses))
         set_(self, "truncation", truncation)
+        set_(self, "max_tokens_reached", max_tokens_reached)
 
     @property
     def path(self) -> Route:
@@ -137,6 +152,7 @@ class Prediction(Mapping[str, Any]):
             cost=result.cost,
             responses=result.responses,
             truncation=result.truncation,
+            max_tokens_reached=result.max_tokens_reached,
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -274,8 +290,11 @@ class Predict:
     def to_dict(self) -> dict[str, Any]:
         """The prompt as JSON-ready data (what `save` writes); never API keys.
 
-        The adapter is saved with `Adapter.to_dict` (a custom adapter by its import path);
-        an `LM` with `LM.to_dict`; other models are not saved (pass ``lm=`` after loading).
+        The signature is saved with `Signature.to_dict`, which records the module it was
+        defined in (a load allows that module's classes once the loading program has
+        imported it); the adapter with `Adapter.to_dict` (a custom adapter by its import
+        path); an `LM` with `LM.to_dict`; other models are not saved (pass ``lm=`` after
+        loading).
 
         Raises:
             SignatureError: A type has no text form.
@@ -294,31 +313,56 @@ class Predict:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, trust_endpoint: bool = False) -> Predict:
-        """Rebuild a Predict from `to_dict`'s data (importing the classes it names).
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        trust_endpoint: bool = False,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> Predict:
+        """Rebuild a Predict from `to_dict`'s data, importing only the modules allowed.
+
+        The types and the adapter class the data names are imported only from structio,
+        the standard modules of plain types, the module the signature was saved from when
+        this program has imported it, and ``allowed_modules`` (see `Signature.from_dict`);
+        anything else is refused before it is imported.
 
         Args:
             data: What `to_dict` returned.
             trust_endpoint: Use the endpoint (``api_base``, ``base_url``...) the data sets
                 for its LM. Off by default, so that a file cannot send your requests, and
                 the API key from your environment, to an address of its choosing.
+            allowed_modules: More modules whose classes the data may name; each name
+                allows its submodules (``["myapp"]`` allows ``myapp.models``).
+            trust_types: Allow any module: only for data you trust as you trust code.
 
         Raises:
-            SignatureError: A type cannot be imported; the message names it.
+            SignatureError: A type names a module that is not allowed, or cannot be
+                imported; the message names it.
             FormatError: A saved demo no longer fits the signature.
             ConfigurationError: The data sets an endpoint and ``trust_endpoint`` is False,
-                or names an adapter that cannot be loaded.
+                or names an adapter that is not allowed or cannot be loaded.
         """
-        signature = Signature.from_dict(data["signature"])
+        signature = Signature.from_dict(
+            data["signature"], allowed_modules=allowed_modules, trust_types=trust_types
+        )
         lm_data = data.get("lm")
         adapter_data = data.get("adapter")
         # "lm_kwargs" is what files written before the rename hold.
         params = dict(data.get("params", data.get("lm_kwargs")) or {})
         check_endpoints(params, what="the saved prompt", trusted=trust_endpoint)
+        adapter = (
+            Adapter.from_dict(
+                adapter_data, allowed_modules=allowed_modules, trust_types=trust_types
+            )
+            if adapter_data
+            else None
+        )
         return cls(
             signature,
             lm=LM.from_dict(lm_data, trust_endpoint=trust_endpoint) if lm_data else None,
-            adapter=Adapter.from_dict(adapter_data) if adapter_data else None,
+            adapter=adapter,
             demos=[demo_from_data(signature, demo) for demo in data.get("demos") or []],
             name=data.get("name"),
             max_prompt_tokens=data.get("max_prompt_tokens"),
@@ -331,19 +375,37 @@ class Predict:
         write_json(pathlib.Path(path), self.to_dict())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, trust_endpoint: bool = False) -> Predict:
-        """Read a prompt that `save` wrote.
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        trust_endpoint: bool = False,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> Predict:
+        """Read a prompt that `save` wrote, importing only the modules allowed.
 
         Args:
             path: The file.
             trust_endpoint: Use the endpoint the file sets (see `from_dict`).
+            allowed_modules: More modules whose classes the file may name (see
+                `from_dict`); each name allows its submodules.
+            trust_types: Allow the file to import any module: only for a file you trust as
+                you trust code.
 
         Raises:
-            ConfigurationError: The file cannot be read, is not a saved prompt, or sets an
-                endpoint and ``trust_endpoint`` is False.
-            SignatureError: A type it names cannot be imported; the message names it.
+            ConfigurationError: The file cannot be read, is not a saved prompt, sets an
+                endpoint and ``trust_endpoint`` is False, or names an adapter class of a
+                module that is not allowed.
+            SignatureError: A type it names is of a module that is not allowed, or cannot
+                be imported; the message names it and says how to allow it.
         """
-        return cls.from_dict(read_saved(pathlib.Path(path)), trust_endpoint=trust_endpoint)
+        return cls.from_dict(
+            read_saved(pathlib.Path(path)),
+            trust_endpoint=trust_endpoint,
+            allowed_modules=allowed_modules,
+            trust_types=trust_types,
+        )
 
     # -- showing the prompt -----------------------------------------------------------------
 

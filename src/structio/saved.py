@@ -9,6 +9,7 @@ never API keys or other secrets. `save_prompt` / `load_prompt` keep prompts by n
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from structio.exceptions import ConfigurationError
@@ -41,18 +42,31 @@ def save_prompt(predict: Predict) -> Path:
     return path
 
 
-def load_prompt(name: str, *, trust_endpoint: bool = False) -> Predict:
-    """Load the prompt `save_prompt` saved under ``name``.
+def load_prompt(
+    name: str,
+    *,
+    trust_endpoint: bool = False,
+    allowed_modules: Iterable[str] | None = None,
+    trust_types: bool = False,
+) -> Predict:
+    """Load the prompt `save_prompt` saved under ``name``, importing only the modules allowed.
 
     Args:
         name: The prompt's name.
         trust_endpoint: Use the endpoint (``api_base``...) the file sets for its LM; off by
             default, so an edited file cannot send your requests and API key elsewhere.
+        allowed_modules: Modules, beyond structio, the standard modules of plain types and
+            the module the prompt's signature was saved from (when this program has
+            imported it), whose classes the file may name; each allows its submodules.
+        trust_types: Allow the file to import any module: only for a file you trust as you
+            trust code.
 
     Raises:
-        ConfigurationError: The name is malformed, no prompt of that name is saved, or the
-            file sets an endpoint and ``trust_endpoint`` is False.
-        SignatureError: The file names a type that cannot be imported.
+        ConfigurationError: The name is malformed, no prompt of that name is saved, the
+            file sets an endpoint and ``trust_endpoint`` is False, or it names an adapter
+            class of a module that is not allowed.
+        SignatureError: The file names a type of a module that is not allowed (nothing is
+            imported then), or a type that cannot be imported.
     """
     path = prompts_dir() / f"{check_name(name)}.json"
     if not path.is_file():
@@ -61,4 +75,9 @@ def load_prompt(name: str, *, trust_endpoint: bool = False) -> Predict:
             f"no saved prompt named {name!r} in {prompts_dir()} (saved: "
             f"{', '.join(saved) or 'none'}); save one with structio.save_prompt(predict)"
         )
-    return Predict.load(path, trust_endpoint=trust_endpoint)
+    return Predict.load(
+        path,
+        trust_endpoint=trust_endpoint,
+        allowed_modules=allowed_modules,
+        trust_types=trust_types,
+    )

@@ -80,3 +80,13 @@ def test_every_jsonl_reader_names_the_bad_line(tmp_path: Path) -> None:
     assert [(p.line, p.message) for p in summary.problems] == [
         (3, "not valid JSON (Expecting property name enclosed in double quotes, column 2)")
     ]
+
+
+def test_the_reader_reports_json_python_cannot_hold() -> None:
+    lines = ["[" * 100_000 + "\n", '{"n": ' + "9" * 5000 + "}\n", '{"ok": 1}\n']
+    [deep, long, ok] = list(read_jsonl(lines))
+    assert deep == JSONLine(1, None, "not readable (nested too deeply)")
+    assert long.line == 2
+    assert long.error is not None
+    assert long.error.startswith("not readable (Exceeds the limit (4300 digits)")
+    assert ok == JSONLine(3, {"ok": 1})

@@ -188,6 +188,11 @@ FIXED_PARSES.update(
         "[[ ## reasoning ## ]]\nr\n[[ ## answer ## ]]\n42": {"reasoning": "r", "answer": 42},
     }
 )
+# Fix 9: a section holding only `None` for an Optional[str] output is no value (DSPy reads
+# the string "None", so a None it wrote itself does not round-trip).
+_EXTRACT = json.loads((GOLDEN / "golden_extract_pydantic.json").read_text(encoding="utf-8"))
+_NONE_NOTES = _EXTRACT["parse_examples"][0]
+FIXED_PARSES[_NONE_NOTES["completion"]] = {**_NONE_NOTES["parsed"], "notes": None}
 # DSPy completes truncated JSON ({"answer": 4 may have been 42...): structio never pads a
 # cut-off value, so the field being written is refused as cut off.
 REFUSED_CUT_OFF = {'{"reasoning": "r", "answer": 4': "answer"}

@@ -58,7 +58,7 @@ def test_chat_parse_sections_rules() -> None:
 def test_chat_str_value_is_kept_verbatim() -> None:
     sig = sio.Signature("q -> zip, maybe: str | None")
     parsed = chat.parse(sig, "[[ ## zip ## ]]\n02139\n\n[[ ## maybe ## ]]\nNone")
-    assert parsed == {"zip": "02139", "maybe": "None"}
+    assert parsed == {"zip": "02139", "maybe": None}  # only None: no value (golden fix 9)
 
 
 def test_chat_indented_header_with_value_on_the_line() -> None:

@@ -106,15 +106,21 @@ def test_finetune_target_parses_back(name: str, values: dict[str, Any]) -> None:
     assert adapter.parse(Everything, record["messages"][-1]["content"]) == values
 
 
-def test_chat_writes_none_for_an_optional_str_which_reads_back_as_text() -> None:
-    # Documented DSPy-compatible limit: a `str | None` output of None is written as `None`,
-    # and a str field keeps its text verbatim, so it reads back as the string "None".
+def test_chat_writes_none_for_an_optional_str_which_reads_back_as_none() -> None:
+    # The one rule: a `str | None` output of None is written as `None`, and a section that
+    # holds only `None` (or `null`) is no value, so it reads back as None. A JSON string
+    # "None" stays the string.
     sig = Everything
     adapter = ADAPTERS["chat"]
     text = adapter.format_assistant_message_content(sig, {"note": None}, "x")
     assert "[[ ## note ## ]]\nNone" in text
-    assert adapter.parse(sio.Signature("q -> note: str | None"), "[[ ## note ## ]]\nNone") == {
-        "note": "None"
+    optional = sio.Signature("q -> note: str | None")
+    assert adapter.parse(optional, "[[ ## note ## ]]\nNone") == {"note": None}
+    assert adapter.parse(optional, "[[ ## note ## ]]\nnull") == {"note": None}
+    assert adapter.parse(optional, '{"note": "None"}') == {"note": "None"}
+    assert ADAPTERS["json"].parse(optional, '{"note": "None"}') == {"note": "None"}
+    assert adapter.parse(sio.Signature("q -> note: str"), "[[ ## note ## ]]\nNone") == {
+        "note": "None"  # a plain str output has no "no value"
     }
 
 

@@ -178,7 +178,7 @@ def test_adapters_that_cannot_be_saved_or_loaded_say_why() -> None:
     with pytest.raises(sio.ConfigurationError, match="defined inside a function"):
         Local().to_dict()
     with pytest.raises(sio.ConfigurationError, match="not importable"):
-        sio.Adapter.from_dict({"type": "nowhere.at_all:Adapter"})
+        sio.Adapter.from_dict({"type": "nowhere.at_all:Adapter"}, allowed_modules=["nowhere"])
     with pytest.raises(sio.ConfigurationError, match="not an Adapter class"):
         sio.Adapter.from_dict({"type": "pathlib:Path"})
     with pytest.raises(sio.ConfigurationError, match="options"):

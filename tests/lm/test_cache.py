@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import structio as sio
 from structio.lm.cache import cache_key, default_cache, public_params
 
@@ -71,3 +73,37 @@ def test_default_cache_follows_the_environment(isolated: Path) -> None:
     cache = default_cache()
     assert cache.directory == isolated / "responses"
     assert default_cache() is cache
+
+
+class CountingDisk:
+    """A disk tier that counts its reads (and holds nothing)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def get(self, key: str) -> None:
+        self.reads += 1
+
+    def set(self, key: str, value: str) -> None:
+        pass
+
+
+def test_memory_hits_read_the_disk_only_after_memory_ttl(tmp_path: Path) -> None:
+    patient = sio.ResponseCache(tmp_path / "c", memory_ttl=3600)
+    patient.set("k", response("hello"))
+    patient._disk = disk = CountingDisk()
+    assert [patient.get("k") for _ in range(100)] == [response("hello")] * 100
+    assert disk.reads == 0
+    strict = sio.ResponseCache(tmp_path / "c", memory_ttl=0)
+    strict.set("k", response("hello"))
+    strict._disk = disk
+    assert strict.get("k") is None  # the disk no longer has it: a miss, not the old copy
+    assert disk.reads == 1
+
+
+def test_memory_ttl_is_checked_and_needs_no_disk(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="memory_ttl must be 0 or more"):
+        sio.ResponseCache(tmp_path / "c", memory_ttl=-1)
+    memory_only = sio.ResponseCache(memory_ttl=0)  # memory is the only copy: always served
+    memory_only.set("k", response("hello"))
+    assert memory_only.get("k") == response("hello")

@@ -225,3 +225,13 @@ def test_missing_files_and_packages(tmp_path: Path) -> None:
 
 def test_an_empty_render_is_an_empty_prompt() -> None:
     assert sio.Template("{% if false %}- name: a\n  content: x{% endif %}").render({}).parts == ()
+
+
+def test_captured_text_keeps_its_values() -> None:
+    # A {% set %} block or a macro captures text holding placeholders; they are filled too.
+    (part,) = render(
+        "{% macro wrap(v) %}<{{ v }}>{% endmacro %}"
+        "- name: a\n  content: {% set y %}[{{ x }}]{% endset %}{{ y }} {{ wrap(x) }}",
+        x="hi",
+    )
+    assert part.content == "[hi] <hi>"

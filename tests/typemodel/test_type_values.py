@@ -153,7 +153,8 @@ def test_list_given_to_a_str_field(items: list[Any], text: str) -> None:
         (Optional[int], "None", None),  # noqa: UP045
         (Optional[int], "null", None),  # noqa: UP045
         (Optional[int], "5", 5),  # noqa: UP045
-        (str | None, "None", "None"),
+        (str | None, "None", None),  # the one rule: a section of only None is no value
+        (str | None, "None of them", "None of them"),
         (str | None, "{not json}", "{not json}"),
         (Color, "red", Color.RED),
         (Color, "BLUE", Color.BLUE),

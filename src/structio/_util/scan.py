@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["json_region", "scan_brackets", "strip_fence"]
+__all__ = ["MAX_DEPTH", "json_region", "scan_brackets", "strip_fence"]
+
+#: The deepest nesting of brackets read from a model's text. Real answers stay far below;
+#: deeper text is refused rather than given to recursive decoders that would fail or crawl.
+MAX_DEPTH = 64
+_OPENER = {"}": "{", "]": "["}
 
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\n")
 _FENCE_CLOSE = re.compile(r"\n?[ \t]*```\s*$")
@@ -38,13 +43,17 @@ def scan_brackets(text: str, start: int) -> tuple[int, int]:
 
     Strings are skipped (double-quoted, or single-quoted as in Python reprs), so brackets
     and commas inside them do not count; an apostrophe between letters (``it's``) opens no
-    string.
+    string. A closer of the wrong kind (``[a}``) closes nothing: -1.
+
+    Raises:
+        ValueError: The brackets nest deeper than `MAX_DEPTH`.
     """
-    depth = 0
+    openers: list[str] = []
     last_comma = -1
     quote: str | None = None
     i = start
-    while i < len(text):
+    n = len(text)
+    while i < n:
         ch = text[i]
         if quote:
             if ch == "\\":
@@ -55,12 +64,15 @@ def scan_brackets(text: str, start: int) -> tuple[int, int]:
         elif ch == '"' or (ch == "'" and not _between_letters(text, i)):
             quote = ch
         elif ch in "{[":
-            depth += 1
+            openers.append(ch)
+            if len(openers) > MAX_DEPTH:
+                raise ValueError(f"the value is nested deeper than {MAX_DEPTH} levels")
         elif ch in "}]":
-            depth -= 1
-            if depth == 0:
+            if not openers or openers.pop() != _OPENER[ch]:
+                return -1, last_comma  # `[a}`: brackets that do not pair close nothing
+            if not openers:
                 return i, last_comma
-        elif ch == "," and depth == 1:
+        elif ch == "," and len(openers) == 1:
             last_comma = i
         i += 1
     return -1, last_comma

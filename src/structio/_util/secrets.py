@@ -2,17 +2,28 @@
 
 Every place that shows, stores or keys request settings (the response cache key, the call
 history, saved prompt files, ``repr`` of an LM) goes through `public_params`, so a
-credential can never appear in one and not in another.
+credential can never appear in one and not in another. Text that may repeat a credential
+(a provider's error message, a prompt or a completion kept in the call history) goes
+through `redact` with the values `secret_values` finds by the same rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from structio.exceptions import ConfigurationError
 
-__all__ = ["ENDPOINT_PARAMS", "check_endpoints", "is_secret", "public_params"]
+__all__ = [
+    "ENDPOINT_PARAMS",
+    "REDACTED",
+    "check_endpoints",
+    "is_secret",
+    "public_params",
+    "redact",
+    "redact_data",
+    "secret_values",
+]
 
 _SECRET_NAMES = frozenset(
     {"api_key", "api_token", "azure_ad_token", "vertex_credentials", "password", "token"}
@@ -52,6 +63,81 @@ def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
             value = {k: v for k, v in value.items() if not _is_secret_header(k)}
         clean[name] = value
     return clean
+
+
+#: What a credential is replaced with in text.
+REDACTED = "[redacted]"
+
+# Shorter values are not looked for: they cannot be told apart from ordinary text, and
+# replacing them everywhere would garble messages without hiding a real credential.
+_MIN_SECRET_LENGTH = 4
+
+
+def secret_values(*sources: Mapping[str, Any]) -> list[str]:
+    """The credentials in request settings, longest first, for `redact`.
+
+    The values of secret settings (``api_key``, ``*_token``...; every string inside one
+    that is a dict or a list) and of secret headers, both whole (``Bearer sk-...``) and
+    without their scheme (``sk-...``), as providers echo either. Values shorter than four
+    characters are left out.
+    """
+    found: set[str] = set()
+    for params in sources:
+        for name, value in params.items():
+            if is_secret(str(name)):
+                _collect(value, found)
+            elif name in _HEADER_SETTINGS and isinstance(value, Mapping):
+                for header, header_value in value.items():
+                    if _is_secret_header(header):
+                        _collect(header_value, found)
+                        if isinstance(header_value, str):
+                            _collect(header_value.strip().rpartition(" ")[2], found)
+    return sorted(found, key=lambda text: (-len(text), text))
+
+
+def _collect(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) >= _MIN_SECRET_LENGTH:
+            found.add(text)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _collect(item, found)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _collect(item, found)
+    else:
+        reveal = getattr(value, "get_secret_value", None)  # pydantic's SecretStr
+        if callable(reveal):
+            _collect(reveal(), found)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every one of ``secrets`` (from `secret_values`) replaced by `REDACTED`."""
+    for secret in secrets:  # longest first: a header's value before the key inside it
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_data(value: Any, secrets: Sequence[str]) -> Any:
+    """A copy of JSON-like data (messages, settings) with `redact` applied to every string.
+
+    Values that hold no secret are returned as they are, not copied.
+    """
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        items = {k: redact_data(v, secrets) for k, v in value.items()}
+        return items if any(items[k] is not v for k, v in value.items()) else value
+    if isinstance(value, (list, tuple)):
+        cleaned = [redact_data(v, secrets) for v in value]
+        if all(a is b for a, b in zip(cleaned, value, strict=True)):
+            return value
+        return tuple(cleaned) if isinstance(value, tuple) else cleaned
+    return value
 
 
 def check_endpoints(settings: Mapping[str, Any], *, what: str, trusted: bool) -> None:

@@ -21,10 +21,10 @@ from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
 from structio._util.data import jsonable
-from structio._util.refs import class_ref, import_ref
+from structio._util.refs import ImportPolicy, class_ref, import_ref
 from structio.exceptions import ConfigurationError, FormatError
 from structio.parsing.clean import clean
-from structio.parsing.locate import Found
+from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
 from structio.rendering.formatting import formatting_class, input_text
 from structio.rendering.memo import RenderCache, freeze_fields
@@ -90,11 +90,19 @@ class ModelCapabilities(Protocol):
         ...
 
 
+_NONE_OPEN: frozenset[str] = frozenset()
+
+
 class Reading(NamedTuple):
-    """A parsed completion: the typed outputs and which reader found them."""
+    """A parsed completion: the typed outputs, which reader found them, which were open.
+
+    ``open_fields`` are outputs whose text ran to the end of the completion with nothing to
+    close it: complete only if the model stopped by itself.
+    """
 
     values: dict[str, Any]
     reader: str
+    open_fields: frozenset[str] = frozenset()
 
 
 class _Plan:
@@ -227,11 +235,28 @@ class Adapter(abc.ABC):
         return data
 
     @staticmethod
-    def from_dict(data: Mapping[str, Any]) -> Adapter:
-        """The adapter `to_dict` described (importing a custom adapter's class).
+    def from_dict(
+        data: Mapping[str, Any],
+        *,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> Adapter:
+        """The adapter `to_dict` described, importing only the modules allowed.
+
+        A custom class (``module:QualName``) already defined in this program (its module
+        imported) is used as it is: nothing is imported. Otherwise its module is imported
+        only when it is structio's, in ``allowed_modules`` or ``trust_types`` is set, and
+        it is checked before the import: importing a module runs its code.
+
+        Args:
+            data: What `to_dict` returned.
+            allowed_modules: Modules the data may import an adapter class from; each name
+                allows its submodules.
+            trust_types: Allow any module: only for data you trust as you trust code.
 
         Raises:
-            ConfigurationError: The data names no adapter class, or the class cannot be
+            ConfigurationError: The data names no adapter class, names a module that is
+                not allowed (the message says how to allow it), or the class cannot be
                 imported or does not take these options.
         """
         if not isinstance(data, Mapping) or not isinstance(data.get("type"), str):
@@ -240,10 +265,25 @@ class Adapter(abc.ABC):
             )
         name = data["type"]
         options = {k: v for k, v in data.items() if k != "type"}
-        klass = _builtin_adapter(name) if ":" not in name else None
+        klass: Any = _defined_adapter(name)
+        if klass is None and ":" not in name:
+            raise ConfigurationError(
+                f"cannot load adapter {name!r}: structio has no adapter of that name, and a "
+                "custom adapter is named by module:QualName"
+            )
         if klass is None:
             try:
-                klass = import_ref(name)
+                policy = ImportPolicy(allowed_modules, trust=trust_types)
+            except ValueError as exc:
+                raise ConfigurationError(str(exc)) from None
+            # Checked before any import: importing is what runs a module's code.
+            refused = policy.refusal(name.partition(":")[0])
+            if refused is not None:
+                raise ConfigurationError(
+                    f"cannot load adapter: the file names class {name!r}: {refused}"
+                )
+            try:
+                klass = import_ref(name, policy=policy)
             except ImportError as exc:
                 raise ConfigurationError(f"cannot load adapter: {exc}") from None
         if not (isinstance(klass, type) and issubclass(klass, Adapter)):
@@ -335,12 +375,20 @@ class Adapter(abc.ABC):
         parts.append(Part("user", "user", request))
         return parts
 
-    def parse(self, signature: SignatureLike, completion: str) -> dict[str, Any]:
+    def parse(
+        self,
+        signature: SignatureLike,
+        completion: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Read the signature's outputs from a completion.
 
         Reasoning drafts (``<think>...</think>``) and a code fence around everything are set
         aside, the adapter's `locate` finds each output's text, and the shared value rules
         turn it into the declared type, leniently only where exactly one reading exists.
+        Given the call's ``inputs``, a verbatim echo of one that holds a ``[[ ## ... ## ]]``
+        marker, before the real outputs, is not read as an answer.
 
         Returns:
             A dict of every output field (in signature order) to its typed value.
@@ -350,19 +398,39 @@ class Adapter(abc.ABC):
                 constraints; the error lists every such field with the offending text.
         """
         sig = as_signature(signature)
-        found = self.locate(sig, clean(completion))
-        return read_outputs(sig, completion, found, adapter=type(self).__name__)
+        text = clean(completion)
+        if inputs and "[[" in text:
+            text = self._cleaned(sig, text, inputs)
+        return read_outputs(sig, completion, self.locate(sig, text), adapter=type(self).__name__)
 
-    def read(self, signature: type[Signature], completion: str) -> Reading:
-        """`parse`, also saying which reader found the outputs (``"sections"``, ``"JSON"``...).
+    def read(
+        self,
+        signature: type[Signature],
+        completion: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+    ) -> Reading:
+        """`parse`, also saying which reader found the outputs and which were left open.
 
         Raises:
             ParseError: As `parse`.
         """
-        found = self.locate(signature, clean(completion))
+        text = clean(completion)
+        if inputs and "[[" in text:
+            text = self._cleaned(signature, text, inputs)
+        found = self.locate(signature, text)
         values = read_outputs(signature, completion, found, adapter=type(self).__name__)
+        if found is None:  # read_outputs has raised; this keeps the type checker informed
+            return Reading(values, "")
+        opened = frozenset(found.open) if found.open else _NONE_OPEN
         # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs per call.
-        return tuple.__new__(Reading, (values, found.how if found is not None else ""))
+        return tuple.__new__(Reading, (values, found.how, opened))
+
+    @staticmethod
+    def _cleaned(signature: type[Signature], text: str, inputs: Mapping[str, Any]) -> str:
+        """The cleaned text without echoes of inputs that hold a marker (see `parse`)."""
+        echoes = _marked_texts(inputs)
+        return without_echoes(text, echoes, signature.output_fields) if echoes else text
 
     @hook
     @abc.abstractmethod
@@ -702,12 +770,22 @@ def _plain_user_content(
     return "\n\n".join(parts).strip()
 
 
-def _builtin_adapter(name: str) -> type[Adapter] | None:
-    """A structio adapter class by name (they are all imported with `structio.adapters`)."""
+def _defined_adapter(name: str) -> type[Adapter] | None:
+    """An adapter class this program has defined, found without importing anything.
+
+    structio's adapters by class name (they are all imported with `structio.adapters`);
+    others by ``module:QualName``, among the subclasses whose modules are imported already.
+    """
+    custom = ":" in name
     pending: list[type[Adapter]] = list(Adapter.__subclasses__())
     while pending:
         klass = pending.pop()
-        if klass.__qualname__ == name and _is_structio(klass):
+        if custom:
+            if "<locals>" not in klass.__qualname__ and name == (
+                f"{klass.__module__}:{klass.__qualname__}"
+            ):
+                return klass
+        elif klass.__qualname__ == name and _is_structio(klass):
             return klass
         pending.extend(klass.__subclasses__())
     return None
@@ -733,3 +811,35 @@ def _describe(fields: Mapping[str, SignatureField]) -> str:
 
 def _names(fields: Mapping[str, Any]) -> str:
     return ", ".join(f"`{n}`" for n in fields) or "(none)"
+
+
+def text_outputs(signature: type[Signature]) -> dict[str, bool]:
+    """Each output, and whether any text at all would be a valid value of it.
+
+    Such an output (``str``, ``Optional[str]``, a union with ``str``, ``Any``) never takes a
+    completion's whole text as its value: a refusal would become the answer.
+    """
+    cache = signature.__structio_cache__
+    found: dict[str, bool] | None = cache.get("text_outputs")
+    if found is None:
+        found = cache["text_outputs"] = {
+            name: type_info(f.annotation).accepts_any_text
+            for name, f in signature.output_fields.items()
+        }
+    return found
+
+
+def _marked_texts(inputs: Mapping[str, Any]) -> list[str]:
+    """The input texts (strings, and strings in lists) that hold a ``[[`` marker start.
+
+    Only these can be echoed into something read as an answer; most calls have none, and
+    then nothing more is done.
+    """
+    found: list[str] = []
+    for value in inputs.values():
+        if isinstance(value, str):
+            if "[[" in value:
+                found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, str) and "[[" in v)
+    return found

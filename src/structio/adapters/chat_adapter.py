@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, hook
+from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, hook, text_outputs
 from structio.adapters.json_adapter import JSONAdapter
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.rendering.text import format_value
@@ -119,5 +119,5 @@ class ChatAdapter(Adapter):
             find_sections(text, names, outputs)
             or find_json(text, outputs)
             or find_labels(text, names, {n: f.required for n, f in outputs.items()})
-            or bare_value({n: f.annotation is str for n, f in outputs.items()}, text)
+            or bare_value(text_outputs(signature), text)
         )

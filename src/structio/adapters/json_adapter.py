@@ -8,7 +8,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from structio._util.data import jsonable
-from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, ModelCapabilities, hook
+from structio.adapters.base import (
+    STRUCTURE_SENTENCE,
+    Adapter,
+    ModelCapabilities,
+    hook,
+    text_outputs,
+)
 from structio.parsing.locate import (
     Found,
     bare_json_value,
@@ -126,7 +132,7 @@ class JSONAdapter(Adapter):
             or bare_json_value(outputs, text)
             or find_sections(text, names, outputs)
             or find_labels(text, names, {n: f.required for n, f in outputs.items()})
-            or bare_value({n: f.annotation is str for n, f in outputs.items()}, text)
+            or bare_value(text_outputs(signature), text)
         )
 
 

@@ -6,9 +6,10 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from structio._util.secrets import redact
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -19,6 +20,7 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
+from structio.lm.base import no_choices_error
 from structio.lm.types import Completion, LMResponse, Usage
 
 __all__ = ["get_litellm", "model_capabilities", "to_response", "translate_error"]
@@ -84,11 +86,19 @@ def model_capabilities(model: str) -> dict[str, Any]:
     return caps
 
 
-def to_response(raw: Any, model: str, latency: float) -> LMResponse:
-    """Convert litellm's ModelResponse into an `LMResponse`."""
+def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> LMResponse:
+    """Convert litellm's ModelResponse into an `LMResponse`.
+
+    Raises:
+        ServerError: The response holds no choice with a message (an empty ``choices``
+            list): the provider failed, so the request is retried like a 5xx, and never
+            read as an empty answer. ``attempts`` is the number of requests made so far.
+    """
     completions = []
-    for choice in raw.choices:
-        message = choice.message
+    for choice in getattr(raw, "choices", None) or ():
+        message = getattr(choice, "message", None)
+        if message is None:  # no message, nothing to read
+            continue
         calls = getattr(message, "tool_calls", None)
         tool_calls = tuple(_plain(call) for call in calls) if calls else None
         completions.append(
@@ -98,6 +108,8 @@ def to_response(raw: Any, model: str, latency: float) -> LMResponse:
                 tool_calls=tool_calls,
             )
         )
+    if not completions:
+        raise no_choices_error(model, provider=provider_of(model), attempts=attempts)
     usage = Usage()
     raw_usage = getattr(raw, "usage", None)
     if raw_usage is not None:
@@ -178,8 +190,17 @@ def _http_date_delay(value: str) -> float | None:
     return max(0.0, parsed.timestamp() - time.time())
 
 
-def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | None:
-    """Translate a litellm (or openai/httpx) exception into structio's tree; None if foreign."""
+def translate_error(
+    exc: BaseException, model: str, attempts: int, *, secrets: Sequence[str] = ()
+) -> LMError | None:
+    """Translate a litellm (or openai/httpx) exception into structio's tree; None if foreign.
+
+    The message quotes the provider's error text with every one of ``secrets`` (see
+    `structio._util.secrets.secret_values`) replaced by ``[redacted]``: a provider that
+    echoes the API key does not get it repeated. The caller raises the translated error
+    ``from exc``: that cause is litellm's own exception, which holds the provider's raw
+    text as it came.
+    """
     litellm = get_litellm()
     module = type(exc).__module__
     if not module.startswith(("litellm", "openai", "httpx", "httpcore", "anthropic", "aiohttp")):
@@ -221,7 +242,7 @@ def translate_error(exc: BaseException, model: str, attempts: int) -> LMError | 
         cls, what = ServerError, "the provider failed"
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     return cls(
-        f"{where}: {what}{tries}: {detail}",
+        redact(f"{where}: {what}{tries}: {detail}", secrets),
         model=model,
         provider=provider,
         status_code=status,

@@ -13,8 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from structio._util.secrets import public_params
-from structio.lm.types import LMResponse
+from structio._util.secrets import public_params, redact, redact_data, secret_values
+from structio.exceptions import ServerError
+from structio.lm.types import Completion, LMResponse
 
 if TYPE_CHECKING:
     from structio.adapters.base import Adapter
@@ -26,6 +27,7 @@ __all__ = [
     "Origin",
     "current_origin",
     "inspect_history",
+    "no_choices_error",
     "origin",
     "reset_origin",
     "set_origin",
@@ -79,9 +81,30 @@ def current_origin() -> Origin | None:
     return _ORIGIN.get()
 
 
+def no_choices_error(model: str, *, provider: str | None = None, attempts: int = 1) -> ServerError:
+    """The error for a response with no choice in it: retryable, as a 5xx is.
+
+    A response without a completion is the provider failing, never an empty answer.
+    """
+    where = f"{model} (provider {provider})" if provider else model
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    return ServerError(
+        f"{where}: the provider returned no choices{tries} (an empty 'choices' list: "
+        "there is no completion to read); retry later, or check the provider's status",
+        model=model,
+        provider=provider,
+        attempts=attempts,
+    )
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One call of a model: what was sent, what came back, what it cost.
+
+    Every configured credential (the values of the LM's and the call's secret settings and
+    secret headers) is replaced by ``[redacted]`` wherever it appears in the entry: in the
+    messages, the parameters and the completions; the response returned to the caller is
+    left as it came.
 
     Attributes:
         model: The model string.
@@ -139,6 +162,10 @@ class BaseLM(abc.ABC):
         """Send messages and return one completion per choice (``n=``).
 
         ``params`` are request parameters for this call; they update the LM's own.
+
+        Raises:
+            ServerError: The model returned no completion at all (an empty ``choices``
+                list): never an empty answer.
         """
         start = time.perf_counter()
         response = self._complete(_plain_messages(messages), params)
@@ -172,6 +199,10 @@ class BaseLM(abc.ABC):
         response: LMResponse,
         start: float,
     ) -> LMResponse:
+        if not response.completions:
+            # Checked for every model, not only LM: a reply with nothing to read is a
+            # failure to report, never an empty prediction.
+            raise no_choices_error(self.model)
         if not response.latency:
             # Built directly: dataclasses.replace is slow for a per-call step.
             response = LMResponse(
@@ -182,16 +213,53 @@ class BaseLM(abc.ABC):
                 cached=response.cached,
                 latency=time.perf_counter() - start,
             )
-        entry = HistoryEntry(
-            model=self.model,
-            messages=_plain_messages(messages),
-            params=public_params(self.request_params(params)),
-            response=response,
-        )
+        sent = self.request_params(params)
+        secrets = secret_values(sent) if sent else ()
+        if secrets:
+            entry = HistoryEntry(
+                model=self.model,
+                messages=redact_data(_plain_messages(messages), secrets),
+                params=redact_data(public_params(sent), secrets),
+                response=_redacted_response(response, secrets),
+            )
+        else:  # the usual test double: nothing to hide, nothing to scan
+            entry = HistoryEntry(
+                model=self.model,
+                messages=_plain_messages(messages),
+                params=public_params(sent),
+                response=response,
+            )
         self.history.append(entry)
         with _GLOBAL_LOCK:
             _GLOBAL_HISTORY.append(entry)
         return response
+
+
+def _redacted_response(response: LMResponse, secrets: list[str]) -> LMResponse:
+    """The response with credentials replaced in its completions (itself if there are none)."""
+    if not secrets:
+        return response
+    completions = tuple(
+        Completion(
+            text=redact(c.text, secrets),
+            finish_reason=c.finish_reason,
+            tool_calls=redact_data(c.tool_calls, secrets),
+        )
+        for c in response.completions
+    )
+    if all(
+        new.text is old.text and new.tool_calls is old.tool_calls
+        for new, old in zip(completions, response.completions, strict=True)
+    ):
+        return response
+    return LMResponse(
+        completions=completions,
+        model=response.model,
+        usage=response.usage,
+        cost=response.cost,
+        cached=response.cached,
+        latency=response.latency,
+    )
 
 
 def _plain_messages(messages: Messages) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,17 @@ from structio.lm.types import LMResponse
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["ResponseCache", "cache_key", "default_cache", "public_params"]
+__all__ = [
+    "DEFAULT_MEMORY_TTL",
+    "ResponseCache",
+    "cache_key",
+    "default_cache",
+    "public_params",
+]
+
+# Seconds a response is served from a process's memory before the shared disk is read
+# again: how long a value another process replaced or cleared can still be seen here.
+DEFAULT_MEMORY_TTL = 60.0
 
 # Request parameters that never change a response: they are left out of the key.
 _NOT_IN_KEY = frozenset(
@@ -46,17 +57,47 @@ class ResponseCache:
     The disk tier is a `diskcache` SQLite store, safe when several processes (or threads)
     share the directory. Entries are JSON text, so nothing is unpickled from disk.
 
+    The rule between processes: the disk tier is what processes share; the memory tier is
+    a copy private to each process. A response served from memory was on disk (this process
+    read it from there, or wrote it there) at most ``memory_ttl`` seconds before. Past that,
+    `get` reads the disk again and serves what is there now, or a miss if the entry is gone.
+    So a value another process replaced or cleared is seen within ``memory_ttl`` seconds: at
+    once with ``memory_ttl=0`` (every hit reads the disk), never with ``None`` (a memory copy
+    then lasts until the LRU evicts it). `clear` empties this process's memory at once.
+
+    Why a bound on age rather than a check on every hit: diskcache cannot tell an entry's
+    version without an SQLite query, the very cost the memory tier is there to save. Why a
+    bounded staleness is acceptable: the key is the whole request (model, messages,
+    parameters), so every value stored under it answers that same request. When two
+    processes miss at once and both call the model, each keeps serving its own answer for a
+    while, and either is as good as the other. What must not linger is a value someone meant
+    to remove (a cache cleared, an entry overwritten on purpose): it lingers ``memory_ttl``
+    seconds at most.
+
     Args:
-        directory: Where the disk tier lives; ``None`` keeps the cache in memory only.
+        directory: Where the disk tier lives; ``None`` keeps the cache in memory only (then
+            the memory tier is the only copy, and ``memory_ttl`` does not apply).
         memory_size: How many responses the in-memory tier keeps.
+        memory_ttl: Seconds a memory copy is served before the disk is read again; ``0``
+            reads the disk on every hit, ``None`` never does while the copy is in memory.
     """
 
-    def __init__(self, directory: str | Path | None = None, *, memory_size: int = 4096) -> None:
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        *,
+        memory_size: int = 4096,
+        memory_ttl: float | None = DEFAULT_MEMORY_TTL,
+    ) -> None:
         from pathlib import Path
 
+        if memory_ttl is not None and memory_ttl < 0:
+            raise ValueError(f"memory_ttl must be 0 or more seconds, or None, not {memory_ttl}")
         self.directory = Path(directory).expanduser() if directory is not None else None
         self.memory_size = memory_size
-        self._memory: OrderedDict[str, str] = OrderedDict()
+        self.memory_ttl = memory_ttl
+        # key -> (JSON text, time.monotonic() when it was last read from or written to disk)
+        self._memory: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._disk: Any = None
 
@@ -76,15 +117,25 @@ class ResponseCache:
         return self._disk
 
     def get(self, key: str) -> LMResponse | None:
-        """The cached response for ``key``, or ``None``."""
+        """The cached response for ``key``, or ``None``.
+
+        From memory while the copy there is younger than ``memory_ttl``; otherwise from
+        disk (refreshing the memory copy, or dropping it when the disk no longer has it).
+        """
+        text: str | None = None
         with self._lock:
-            text = self._memory.get(key)
-            if text is not None:
+            entry = self._memory.get(key)
+            if entry is not None and (self.directory is None or self._fresh(entry[1])):
+                text = entry[0]
                 self._memory.move_to_end(key)
         if text is None:
             disk = self._disk_cache()
-            stored = disk.get(key) if disk is not None else None
+            if disk is None:
+                return None
+            stored = disk.get(key)
             if not isinstance(stored, str):
+                with self._lock:  # cleared or replaced by another process: forget our copy
+                    self._memory.pop(key, None)
                 return None
             text = stored
             self._remember(key, text)
@@ -92,6 +143,11 @@ class ResponseCache:
             return LMResponse.from_dict(json.loads(text))
         except (ValueError, KeyError, TypeError):
             return None  # an entry from an incompatible version: treat as a miss
+
+    def _fresh(self, confirmed: float) -> bool:
+        """Whether a memory copy last confirmed on disk at ``confirmed`` may still be served."""
+        ttl = self.memory_ttl
+        return ttl is None or time.monotonic() - confirmed < ttl
 
     def set(self, key: str, response: LMResponse) -> None:
         """Store a response under ``key`` in memory and on disk."""
@@ -103,13 +159,16 @@ class ResponseCache:
 
     def _remember(self, key: str, text: str) -> None:
         with self._lock:
-            self._memory[key] = text
+            self._memory[key] = (text, time.monotonic())
             self._memory.move_to_end(key)
             while len(self._memory) > self.memory_size:
                 self._memory.popitem(last=False)
 
     def clear(self) -> None:
-        """Forget every response, in memory and on disk."""
+        """Forget every response, in memory and on disk.
+
+        Other processes sharing the directory see it within their ``memory_ttl``.
+        """
         with self._lock:
             self._memory.clear()
         disk = self._disk_cache()

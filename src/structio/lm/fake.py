@@ -48,7 +48,8 @@ class FakeLM(BaseLM):
       adapter the request came from (the call layer says which), else by `ChatAdapter`;
     - a `Completion` (to script a finish reason such as ``"length"``);
     - a list of the above: one completion per choice, for ``n > 1`` (a single reply is
-      repeated ``n`` times).
+      repeated ``n`` times). An empty list scripts a provider that returns no choices:
+      that call raises `ServerError`, as `LM` does once its retries are spent.
 
     Example:
         >>> lm = FakeLM([{"answer": "Paris"}])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 import random
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from structio._util.data import jsonable
-from structio._util.secrets import check_endpoints, public_params
+from structio._util.secrets import check_endpoints, public_params, secret_values
 from structio.exceptions import (
     ConfigurationError,
     LMConnectionError,
@@ -45,10 +46,16 @@ class LM(BaseLM):
     ``"ollama_chat/llama3.2"``, or ``"openai/<name>"`` with ``api_base=`` for any
     OpenAI-compatible server (vLLM, llama.cpp, LM Studio...).
 
-    Requests that fail with a rate limit, a timeout, a connection error or a 5xx are
-    retried up to ``num_retries`` times with exponential backoff (honouring
-    ``Retry-After``); a 400 or an authentication error is never retried. litellm's own
-    retries and cache are turned off: structio owns both.
+    Requests that fail with a rate limit, a timeout, a connection error, a 5xx or a
+    response with no choices are retried up to ``num_retries`` times with exponential
+    backoff (honouring ``Retry-After``); a 400 or an authentication error is never retried.
+    litellm's own retries and cache are turned off: structio owns both.
+
+    A failure is raised as structio's `LMError` whose message never repeats a credential:
+    the values of the secret settings (``api_key``, auth headers...) of the LM and of the
+    call, and of secret environment variables (``OPENAI_API_KEY``...), are replaced by
+    ``[redacted]`` in the provider's text. Its ``__cause__`` is litellm's own exception,
+    which holds the provider's raw text as it came.
 
     Args:
         model: The litellm model string.
@@ -198,7 +205,8 @@ class LM(BaseLM):
         params, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = cache.get(key)
-            if hit is not None:
+            # A response without choices (cached before they were refused) is not an answer.
+            if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
         litellm = _litellm.get_litellm()
         attempt = 0
@@ -206,11 +214,14 @@ class LM(BaseLM):
             attempt += 1
             try:
                 raw = litellm.completion(**self._litellm_args(messages, params))
+                # Inside the loop: a response with no choices is retried like a 5xx.
+                response = _litellm.to_response(
+                    raw, self.model, time.perf_counter() - start, attempts=attempt
+                )
                 break
             except Exception as exc:
-                error = self._failure(exc, attempt)
+                error = self._failure(exc, attempt, params)
                 _sleep(self._delay(error, attempt))
-        response = _litellm.to_response(raw, self.model, time.perf_counter() - start)
         if cache is not None:
             cache.set(key, response)
         return response
@@ -224,7 +235,7 @@ class LM(BaseLM):
         params, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = await asyncio.to_thread(cache.get, key)
-            if hit is not None:
+            if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
         litellm = _litellm.get_litellm()
         attempt = 0
@@ -232,11 +243,13 @@ class LM(BaseLM):
             attempt += 1
             try:
                 raw = await litellm.acompletion(**self._litellm_args(messages, params))
+                response = _litellm.to_response(
+                    raw, self.model, time.perf_counter() - start, attempts=attempt
+                )
                 break
             except Exception as exc:
-                error = self._failure(exc, attempt)
+                error = self._failure(exc, attempt, params)
                 await asyncio.sleep(self._delay(error, attempt))
-        response = _litellm.to_response(raw, self.model, time.perf_counter() - start)
         if cache is not None:
             await asyncio.to_thread(cache.set, key, response)
         return response
@@ -256,9 +269,21 @@ class LM(BaseLM):
             "caching": False,
         }
 
-    def _failure(self, exc: Exception, attempt: int) -> LMError:
-        """Translate ``exc``; raise it unless it is retryable and retries remain."""
-        error = _litellm.translate_error(exc, self.model, attempt)
+    def _failure(self, exc: Exception, attempt: int, params: Mapping[str, Any]) -> LMError:
+        """Translate ``exc``; raise it unless it is retryable and retries remain.
+
+        The translated message has every credential of ``params`` (the request's settings)
+        and of the environment redacted; ``exc`` stays its ``__cause__`` as it came.
+        """
+        if isinstance(exc, LMError):
+            # Already structio's (a response with no choices): nothing to translate.
+            if not isinstance(exc, _RETRYABLE) or attempt > self.num_retries:
+                raise exc
+            return exc
+        # The environment too: litellm sends OPENAI_API_KEY and the like when no
+        # api_key is set, and a provider may echo it. Read on failures only.
+        secrets = secret_values(params, os.environ)
+        error = _litellm.translate_error(exc, self.model, attempt, secrets=secrets)
         if error is None:
             raise exc
         if not isinstance(error, _RETRYABLE) or attempt > self.num_retries:

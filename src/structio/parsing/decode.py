@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
-from structio._util.scan import json_region, strip_fence
+from structio._util.scan import MAX_DEPTH, json_region, scan_brackets, strip_fence
 from structio.parsing.lenient import NO_READING, python_call_reading
 
 __all__ = ["decode_json", "decode_object", "decode_text"]
 
+# json.loads with strict=False builds a decoder per call; this one is built once.
+_DECODER = json.JSONDecoder(strict=False)
 _LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
 
 
@@ -31,11 +34,15 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
             quotes).
 
     Raises:
-        ValueError: No step could read the text.
+        ValueError: No step could read the text, or what it read nests deeper than
+            `MAX_DEPTH` (validating and reporting such a value would exhaust the stack).
     """
+    # Text with this few brackets cannot nest too deep: the usual answer skips the walk.
+    deep = text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH
     try:  # the usual case, and the first step: plain JSON
-        return json.loads(text, strict=False)
-    except ValueError:
+        value = _DECODER.decode(text)
+        return _shallow(value) if deep else value
+    except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
         pass
     steps: list[Callable[[str], Any]] = []
     if python:
@@ -44,7 +51,8 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
         steps.append(_json_repaired)
     for step in steps:
         try:
-            return step(text)
+            value = step(text)
+            return _shallow(value) if deep else value
         except _LITERAL_ERRORS:
             continue
     raise ValueError("the text is not JSON")
@@ -91,7 +99,62 @@ def decode_text(text: str) -> Any:
 def _json_repaired(text: str) -> Any:
     import json_repair
 
+    _check_depth(text)  # json-repair recurses per level and rescans the text at each
     repaired = json_repair.loads(text)
     if repaired == "" and text.strip():
         raise ValueError("json-repair found no JSON")
+    _check_nothing_invented(repaired, text)
     return repaired
+
+
+# How each empty value is written, when a model writes it: json-repair reports these for a
+# key with no value (`{"a": }`) or a bracket it closed itself (`{"a": [}`), so one that the
+# text does not hold was made up by the repair.
+_WRITTEN_EMPTY = {
+    "empty string": re.compile(r"\"\"|''"),
+    "null": re.compile(r"\b(?:null|None|NULL|Null)\b"),
+    "empty object": re.compile(r"\{\s*\}"),
+    "empty list": re.compile(r"\[\s*\]"),
+}
+
+
+def _check_nothing_invented(value: Any, text: str) -> None:
+    """Raise ValueError if the repaired value holds more empty values than the text writes."""
+    counts = dict.fromkeys(_WRITTEN_EMPTY, 0)
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if item == "" and isinstance(item, str):
+            counts["empty string"] += 1
+        elif item is None:
+            counts["null"] += 1
+        elif isinstance(item, dict):
+            counts["empty object"] += not item
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            counts["empty list"] += not item
+            pending.extend(item)
+    for kind, count in counts.items():
+        if count and count > len(_WRITTEN_EMPTY[kind].findall(text)):
+            raise ValueError(f"repairing the JSON would invent an {kind}: a value is missing")
+
+
+def _check_depth(text: str) -> None:
+    """Raise ValueError if the first bracketed value nests deeper than `MAX_DEPTH`."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
+    if starts:
+        scan_brackets(text, min(starts))
+
+
+def _shallow(value: Any) -> Any:
+    """``value`` itself, or ValueError if its lists and dicts nest deeper than `MAX_DEPTH`."""
+    if not isinstance(value, (list, dict, tuple)):
+        return value
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"the value is nested deeper than {MAX_DEPTH} levels")
+        children = item.values() if isinstance(item, dict) else item
+        pending.extend((c, depth + 1) for c in children if isinstance(c, (list, dict, tuple)))
+    return value

@@ -44,13 +44,20 @@ _NUMBER_TEXT = re.compile(
 )
 
 
+# The longest text read as a lone number with its decoration, label and unit.
+_MAX_NUMBER_TEXT = 120
+
+
 def number_reading(text: str) -> Any:
     """``Answer: 42``, ``**7**``, ``30 items``, ``$1,234.50`` -> the number's text, cleaned.
 
     Only a lone number with decoration around it is read; text with two numbers or with
     words that are not a label or a unit has no single reading.
     """
-    match = _NUMBER_TEXT.match(text.strip())
+    stripped = text.strip()
+    if len(stripped) > _MAX_NUMBER_TEXT:
+        return NO_READING  # no lone number is written this long; and the pattern stays cheap
+    match = _NUMBER_TEXT.match(stripped)
     if not match:
         return NO_READING
     return match.group(1).replace(",", "").replace("\u2212", "-")
@@ -108,7 +115,8 @@ def label_forms(text: str) -> list[str]:
     return forms
 
 
-_BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+(.*\S)\s*$")
+# Matched against a stripped line, so no two repetitions compete for the same spaces.
+_BULLET = re.compile(r"(?:[-*•+]|\d{1,3}[.)])\s+(.*)", re.DOTALL)
 
 
 def list_items(text: str) -> Any:
@@ -119,7 +127,7 @@ def list_items(text: str) -> Any:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return NO_READING
-    bullets = [_BULLET.match(line) for line in lines]
+    bullets = [_BULLET.fullmatch(line.strip()) for line in lines]
     if all(bullets):
         return [_clean_item(m.group(1)) for m in bullets if m]
     if any(bullets):

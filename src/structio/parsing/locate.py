@@ -19,6 +19,7 @@ from structio.parsing.decode import decode_json, decode_object
 
 __all__ = [
     "Found",
+    "without_echoes",
     "bare_json_value",
     "bare_value",
     "find_json",
@@ -51,19 +52,26 @@ class Found:
         cut_off: Output fields the completion may have cut off (JSON that ends early): the
             one being written and any not written yet. None of them gets a value.
         how: Which reader found them, for error messages.
+        open: Output fields whose text runs to the end of the completion with nothing to
+            close it (no marker after a section, no closing bracket): had the model been
+            stopped there, the value might be incomplete.
     """
 
     texts: dict[str, Any] = field(default_factory=dict)
     cut_off: set[str] = field(default_factory=set)
     how: str = ""
+    open: set[str] = field(default_factory=set)
 
 
 # -- sections -------------------------------------------------------------------------------
 
-_MARKER = re.compile(r"\[\[\s*#{1,3}\s*([A-Za-z][\w \-]*?)\s*#{1,3}\s*\]\]")
+# Every repetition is bounded, so a marker-like run of any length is scanned in linear time.
+_MARKER = re.compile(
+    r"\[\[[ \t]{0,8}#{1,3}[ \t]{0,8}([A-Za-z][\w \-]{0,60}?)[ \t]{0,8}#{1,3}[ \t]{0,8}\]\]"
+)
 _DECORATION = re.compile(r"^[\s*_`#>|:~\-]*$")
 _LEAD_DECORATION = re.compile(r"^[\s*_`~]*:?[\s*_`~]*")
-_TAIL_DECORATION = re.compile(r"[\s*_`#~]*$")
+_TAIL_DECORATION_CHARS = " \t\n\r\f\v*_`#~"
 _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:\s+#\s*note:.*)?$", re.DOTALL)
 
@@ -83,6 +91,7 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     if sections is None:
         sections = _all_sections(text, by_norm, output_set)
     found = Found(how="sections")
+    last_lines = sections[-1][2]
     for prefer_strong in (True, False):
         for name, strong, lines in sections:
             if name not in output_set or name in found.texts or (prefer_strong and not strong):
@@ -92,6 +101,8 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
             if placeholder and norm(placeholder.group(1)) == norm(name):
                 continue  # the structure echoed from the system message, not a value
             found.texts[name] = value
+            if lines is last_lines:  # no marker after it: it runs to the end of the text
+                found.open.add(name)
     return found if found.texts else None
 
 
@@ -107,17 +118,18 @@ def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -
         if not splits:
             sections[-1][2].append(line)
             continue
-        head = _TAIL_DECORATION.sub("", line[: splits[0][0].start()])
+        head = line[: splits[0][0].start()].rstrip(_TAIL_DECORATION_CHARS)
         if head.strip():
             sections[-1][2].append(head)
         stop = False
         for index, (match, strong) in enumerate(splits):
             end = splits[index + 1][0].start() if index + 1 < len(splits) else len(line)
             rest = _LEAD_DECORATION.sub("", line[match.end() : end], count=1)
-            rest = _TAIL_DECORATION.sub("", rest) if index + 1 < len(splits) else rest
+            rest = rest.rstrip(_TAIL_DECORATION_CHARS) if index + 1 < len(splits) else rest
             label = norm(match.group(1))
             name = by_norm.get(label)
             if label == "completed" and seen_output:
+                sections.append((None, True, []))  # it closes the section before it
                 stop = True
                 break
             seen_output = seen_output or name in output_set
@@ -150,6 +162,7 @@ def _plain_sections(
     for index in range(1, len(pieces), 2):
         label = norm(pieces[index])
         if label == "completed" and seen_output:
+            sections.append((None, True, []))  # it closes the section before it
             break
         name = by_norm.get(label)
         seen_output = seen_output or name in output_set
@@ -206,13 +219,15 @@ def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) ->
         if match and name is not None:
             current = name if name not in collected else None
             if current is not None:
-                collected[current] = [_TAIL_DECORATION.sub("", match.group(2))]
+                collected[current] = [match.group(2).rstrip(_TAIL_DECORATION_CHARS)]
         elif current is not None:
             collected[current].append(line)
     found = Found(how="labels")
     for name in outputs:
         if name in collected:
             found.texts[name] = "\n".join(collected[name]).strip()
+    if collected:  # a value runs on to the next label, so the last runs to the end
+        found.open.add(next(reversed(collected)))
     required = [name for name, needed in outputs.items() if needed]
     if not found.texts or any(name not in found.texts for name in required):
         return None
@@ -288,7 +303,10 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
         start = text.find("{", position)
         if start == -1:
             return found
-        end, last_comma = scan_brackets(text, start)
+        try:
+            end, last_comma = scan_brackets(text, start)
+        except ValueError:  # nested too deep to be an answer: nothing more to read
+            return found
         chunk = text[start : end + 1] if end != -1 else text[start:]
         obj = decode_object(chunk)
         if obj is not None:
@@ -306,17 +324,18 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
 
 
 def bare_value(outputs: Mapping[str, bool], text: str) -> Found | None:
-    """The whole text as the value of a single non-``str`` output (``42``, ``Yes.``).
+    """The whole text as the value of a single output of a narrow type (``42``, ``Yes.``).
 
-    ``outputs`` maps each output name to whether it is a ``str`` field. A ``str`` output
-    never takes the whole text this way: a refusal would become its value.
+    ``outputs`` maps each output name to whether any text would be a valid value of it
+    (``str``, ``Optional[str]``...). Such an output never takes the whole text this way: a
+    refusal would become its value.
     """
     if len(outputs) != 1 or not text.strip():
         return None
-    name, is_str = next(iter(outputs.items()))
-    if is_str:
+    name, any_text = next(iter(outputs.items()))
+    if any_text:
         return None
-    return Found(texts={name: text}, how="bare value")
+    return Found(texts={name: text}, how="bare value", open={name})
 
 
 def bare_json_value(outputs: Iterable[str], text: str) -> Found | None:
@@ -330,4 +349,36 @@ def bare_json_value(outputs: Iterable[str], text: str) -> Found | None:
         return None
     if isinstance(value, dict):
         return None
-    return Found(texts={names[0]: value}, how="JSON value")
+    # A number has nothing to close it ("12" may have been going to be "123").
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return Found(texts={names[0]: value}, how="JSON value", open={names[0]} if number else set())
+
+
+# -- echoed inputs --------------------------------------------------------------------------
+
+# An echo is worth removing only when it could be read as an answer: it holds a marker.
+_ECHO_MIN = 8
+
+
+def without_echoes(text: str, echoes: Iterable[str], outputs: Iterable[str]) -> str:
+    """The text without verbatim copies of inputs that come before an output's marker.
+
+    A model that repeats its input before answering also repeats any ``[[ ## answer ## ]]``
+    the input holds; read as a section, that would replace the real answer. A copy that no
+    output marker follows (a model asked to repeat the text, say) is the answer and stays.
+    """
+    wanted = {norm(name) for name in outputs}
+    markers = [m.start() for m in _MARKER.finditer(text) if norm(m.group(1)) in wanted]
+    if not markers:
+        return text
+    last_marker = markers[-1]
+    for echo in echoes:
+        echo = echo.strip()
+        if len(echo) < _ECHO_MIN or "[[" not in echo:
+            continue
+        position = text.find(echo)
+        while position != -1 and position + len(echo) <= last_marker:
+            text = text[:position] + text[position + len(echo) :]
+            last_marker -= len(echo)
+            position = text.find(echo, position)
+    return text

@@ -29,6 +29,7 @@ from structio.signatures.signature import Signature
 from structio.typemodel.info import TypeInfo, core_type, type_info
 
 __all__ = [
+    "NONE_WORDS",
     "fill_omitted_outputs",
     "finish_outputs",
     "output_infos",
@@ -38,8 +39,21 @@ __all__ = [
 ]
 
 
-def read_text(info: TypeInfo, text: str) -> Any:
-    """Turn a section's text into a value of ``info``'s type, or raise ValueError saying why."""
+# The one rule for "no value" written as text: in a section or a label line, an optional
+# output whose whole text is one of these has no value (``None``). A JSON string is always
+# the string it holds (``{"a": "None"}`` gives ``"None"``); JSON ``null`` is ``None``.
+NONE_WORDS = frozenset(("None", "null", "NULL", "Null"))
+
+
+def read_text(info: TypeInfo, text: str, *, from_json: bool = False) -> Any:
+    """Turn a section's text into a value of ``info``'s type, or raise ValueError saying why.
+
+    Args:
+        info: The type model of the output.
+        text: The text written for it.
+        from_json: The text is a JSON string (kept as it is for an ``Optional[str]``, where
+            a section's ``None`` means no value; see `NONE_WORDS`).
+    """
     if info.is_str:
         return info.validate(text) if info.constraints else text
     stripped = text.strip()
@@ -52,6 +66,8 @@ def read_text(info: TypeInfo, text: str) -> Any:
         if stripped in info.literal:
             return info.validate(stripped)
     if info.str_or_none:
+        if not from_json and stripped in NONE_WORDS:
+            return None
         return info.validate(text)
     if not stripped:
         if info.optional:
@@ -67,10 +83,13 @@ def read_text(info: TypeInfo, text: str) -> Any:
         return info.validate(lenient)
 
 
-def read_json_value(info: TypeInfo, value: Any) -> Any:
-    """Turn a value decoded from JSON into a value of ``info``'s type, or raise ValueError."""
+def read_json_value(info: TypeInfo, value: Any, *, from_json: bool = True) -> Any:
+    """Turn a value decoded from JSON into a value of ``info``'s type, or raise ValueError.
+
+    With ``from_json=False`` a string value is a section's text (see `read_text`).
+    """
     if isinstance(value, str):
-        return read_text(info, value)
+        return read_text(info, value, from_json=from_json)
     if info.is_str:
         if isinstance(value, (dict, list)):
             value = json.dumps(value, ensure_ascii=False)
@@ -174,11 +193,12 @@ def read_outputs(
             _shown(found.texts.get(name, "")),
             "the completion is cut off here; the value may be incomplete",
         )
+    from_json = found.how.startswith("JSON")
     for name, raw in found.texts.items():
         if name in found.cut_off or raw is None:  # JSON null: the output was not given
             continue
         try:
-            values[name] = read_json_value(infos[name], raw)
+            values[name] = read_json_value(infos[name], raw, from_json=from_json)
         except ValueError as exc:
             invalid[name] = (_shown(raw), str(exc))
     return finish_outputs(signature, completion, values, invalid, adapter=adapter)

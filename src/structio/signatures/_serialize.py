@@ -3,60 +3,83 @@
 A type is written the way it reads in Python (``list[str]``, ``dict[str, int] | None``,
 ``Literal['a', 'b']``, ``Any``), except that a class which is not a builtin is written as
 ``module:QualName`` (``myapp.models:Patient``, ``datetime:date``), so that loading it is an
-import and never an ``eval``.
+import and never an ``eval``. Importing runs a module's code, so a load imports only the
+modules an `ImportPolicy` allows, and checks before it imports.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from structio._util.data import jsonable
-from structio._util.refs import import_ref
+from structio._util.refs import ImportPolicy, import_ref, is_module_name
 from structio.exceptions import SignatureError
 from structio.signatures._spec import resolve_type
 from structio.signatures.field import MISSING, InputField, OutputField, SignatureField
 from structio.typemodel.text import type_to_text
 
-__all__ = ["signature_from_dict", "signature_to_dict", "type_from_text", "type_to_text"]
+__all__ = [
+    "saved_module",
+    "signature_from_dict",
+    "signature_to_dict",
+    "type_from_text",
+    "type_to_text",
+]
 
 _CLASS_REF = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|([A-Za-z_][\w.]*):([A-Za-z_][\w.]*)"""
 )
 
 
-def type_from_text(text: str, *, where: str = "type") -> Any:
+def type_from_text(text: str, *, where: str = "type", policy: ImportPolicy | None = None) -> Any:
     """Read a type written by `type_to_text`, importing ``module:QualName`` classes.
 
+    Args:
+        text: The type as text.
+        where: What the type belongs to, for messages (``field `x` of QA``).
+        policy: Which modules may be imported; by default `ImportPolicy()`: structio and
+            the standard modules of plain types only.
+
     Raises:
-        SignatureError: The text is not a type, or a class cannot be imported; the message
-            names it.
+        SignatureError: The text is not a type, names a module the policy does not allow
+            (nothing is imported then), or a class cannot be imported; the message names it.
     """
+    allowed = policy if policy is not None else ImportPolicy()
     classes: dict[str, Any] = {}
 
     def substitute(match: re.Match[str]) -> str:
         if match.group(1) is None:  # a quoted string inside Literal[...]
             return match.group(0)
         alias = f"__structio_class_{len(classes)}"
-        classes[alias] = _import_class(match.group(1), match.group(2), where)
+        classes[alias] = _import_class(match.group(1), match.group(2), where, allowed)
         return alias
 
     return resolve_type(_CLASS_REF.sub(substitute, text), custom_types=classes, where=where)
 
 
-def _import_class(module_name: str, qualname: str, where: str) -> Any:
+def _import_class(module_name: str, qualname: str, where: str, policy: ImportPolicy) -> Any:
+    ref = f"{module_name}:{qualname}"
+    # Checked before any import: importing is what runs a module's code.
+    refused = policy.refusal(module_name)
+    if refused is not None:
+        raise SignatureError(f"cannot load {where}: the file names type {ref!r}: {refused}")
     try:
-        return import_ref(f"{module_name}:{qualname}")
+        found = import_ref(ref, policy=policy)
     except ImportError as exc:
-        if module_name.startswith("structio."):
-            # A structio class saved under a module it has since moved from: its public
-            # name is the one that lasts.
-            try:
-                return import_ref(f"structio:{qualname}")
-            except ImportError:
-                pass
-        raise SignatureError(f"cannot load {where}: type {exc}") from None
+        if not module_name.startswith("structio."):
+            raise SignatureError(f"cannot load {where}: type {exc}") from None
+        # A structio class saved under a module it has since moved from: its public name
+        # is the one that lasts.
+        try:
+            found = import_ref(f"structio:{qualname}", policy=policy)
+        except ImportError:
+            raise SignatureError(f"cannot load {where}: type {exc}") from None
+    if not isinstance(found, type):
+        # type_to_text writes classes only; anything else (a function...) is not a type.
+        raise SignatureError(f"cannot load {where}: {ref!r} is not a class")
+    return found
 
 
 def signature_to_dict(sig: Any) -> dict[str, Any]:
@@ -82,25 +105,54 @@ def signature_to_dict(sig: Any) -> dict[str, Any]:
         if field.default is not MISSING:
             item["default"] = jsonable(field.default)
         fields.append(item)
-    return {
+    data: dict[str, Any] = {
         "name": sig.__name__,
         "instructions": sig.instructions if sig.__sig_explicit__ else None,
         "fields": fields,
     }
+    # Where the signature was defined: a load allows its types from there, once the
+    # loading program has imported that module itself (see `ImportPolicy`).
+    if is_module_name(sig.__module__):
+        data["module"] = sig.__module__
+    return data
+
+
+def saved_module(data: Mapping[str, Any]) -> str | None:
+    """The module a saved signature says it was defined in (older files do not say).
+
+    Raises:
+        SignatureError: The ``module`` entry is there but is not a module name.
+    """
+    module = data.get("module") if isinstance(data, Mapping) else None
+    if module is not None and not is_module_name(module):
+        raise SignatureError(
+            f"a saved signature's 'module' is a dotted module name, not {module!r}"
+        )
+    return module
 
 
 def signature_from_dict(
     data: Mapping[str, Any],
-) -> tuple[str, str | None, dict[str, tuple[Any, SignatureField]]]:
-    """Read `signature_to_dict`'s data: the name, the instructions and the fields.
+    *,
+    allowed_modules: Iterable[str] | None = None,
+    trust_types: bool = False,
+) -> tuple[str, str | None, dict[str, tuple[Any, SignatureField]], str | None]:
+    """Read `signature_to_dict`'s data: the name, the instructions, the fields and the module.
 
-    `Signature.from_dict` builds the class from them.
+    `Signature.from_dict` builds the class from them; the arguments are its own. The
+    module is the one the data says the signature was defined in, or None.
 
     Raises:
-        SignatureError: The data is malformed, or a type cannot be imported.
+        SignatureError: The data is malformed, names a module that is not allowed, or a
+            type cannot be imported.
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("fields"), list):
         raise SignatureError("a saved signature is a dict with a list of 'fields'")
+    module = saved_module(data)
+    try:
+        policy = ImportPolicy(allowed_modules, trust=trust_types, saved_from=module)
+    except ValueError as exc:
+        raise SignatureError(str(exc)) from None
     name = data.get("name") or "StringSignature"
     spec: dict[str, tuple[Any, SignatureField]] = {}
     for index, item in enumerate(data["fields"]):
@@ -109,7 +161,7 @@ def signature_from_dict(
                 f"saved signature {name}: field {index} needs 'name', 'kind' and 'type'"
             )
         where = f"field `{item['name']}` of {name}"
-        annotation = type_from_text(str(item["type"]), where=where)
+        annotation = type_from_text(str(item["type"]), where=where, policy=policy)
         if item["kind"] not in ("input", "output"):
             raise SignatureError(f"{where}: kind must be 'input' or 'output'")
         make = InputField if item["kind"] == "input" else OutputField
@@ -119,7 +171,7 @@ def signature_from_dict(
         field = make(desc=item.get("desc"), prefix=item.get("prefix"), **options)
         spec[str(item["name"])] = (annotation, field)
     instructions = data.get("instructions")
-    return str(name), None if instructions is None else str(instructions), spec
+    return str(name), None if instructions is None else str(instructions), spec, module
 
 
 def _typed(annotation: Any, value: Any, where: str) -> Any:

@@ -517,12 +517,14 @@ class Signature(metaclass=SignatureMeta):
 
     @classmethod
     def to_dict(cls) -> dict[str, Any]:
-        """The signature as JSON-ready data: name, instructions and fields.
+        """The signature as JSON-ready data: name, instructions, fields and module.
 
         Each field has ``name``, ``kind``, ``type`` (text such as ``list[str]``; classes
         that are not builtins as ``module:QualName``) and, when set, ``desc``, ``prefix``,
         ``constraints`` and ``default``. ``instructions`` is ``None`` when they are the
-        default sentence. `from_dict` reads it back to an equal signature.
+        default sentence. ``module`` is the module the signature was defined in, whose
+        types `from_dict` allows once the loading program has imported it. `from_dict`
+        reads it back to an equal signature.
 
         Raises:
             SignatureError: A type has no text form (``Annotated`` metadata, a class defined
@@ -531,15 +533,43 @@ class Signature(metaclass=SignatureMeta):
         return signature_to_dict(cls)
 
     @staticmethod
-    def from_dict(data: Mapping[str, Any]) -> type[Signature]:
-        """Build a signature from `to_dict`'s data (importing the classes it names).
+    def from_dict(
+        data: Mapping[str, Any],
+        *,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> type[Signature]:
+        """Build a signature from `to_dict`'s data, importing only the modules allowed.
+
+        A type named ``module:QualName`` is imported only from structio, the standard
+        modules of plain types (``datetime``, ``decimal``, ``enum``, ``uuid``,
+        ``pathlib``...), the module the data says the signature was defined in when this
+        program has imported it already, and ``allowed_modules``. Anything else is refused
+        before it is imported: importing a module runs its code.
+
+        Args:
+            data: What `to_dict` returned (older data without ``module`` is read too).
+            allowed_modules: More modules whose classes the data may name; each name
+                allows its submodules (``["myapp"]`` allows ``myapp.models``).
+            trust_types: Allow any module: only for data you trust as you trust code.
 
         Raises:
-            SignatureError: The data is malformed, or a type cannot be imported (the
-                message names it).
+            SignatureError: The data is malformed, names a module that is not allowed (the
+                message names it and says how to allow it), or a type cannot be imported.
         """
-        name, instructions, fields = signature_from_dict(data)
-        return make_signature(fields, instructions, name=name)
+        name, instructions, fields, module = signature_from_dict(
+            data, allowed_modules=allowed_modules, trust_types=trust_types
+        )
+        # The loaded class keeps the module it was saved from, so saving it again keeps
+        # the same allowance.
+        return _make_signature(
+            fields,
+            instructions,
+            name=name,
+            custom_types=None,
+            caller_ns={"__name__": module} if module else _caller_namespace(),
+            base=Signature,
+        )
 
     @classmethod
     def with_instructions(cls, instructions: str) -> type[Self]:

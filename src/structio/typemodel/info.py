@@ -53,6 +53,7 @@ class TypeInfo:
 
     __slots__ = (
         "__dict__",
+        "accepts_any_text",
         "annotation",
         "constraints",
         "enum",
@@ -76,6 +77,8 @@ class TypeInfo:
         )
         members = union_args(annotation)
         self.str_or_none = str in members and _NONE_TYPE in members
+        # Any text is a valid value of such a type, so text alone never shows it was answered.
+        self.accepts_any_text = self.is_str or str in members or annotation is typing.Any
         self.optional = annotation is typing.Any or _NONE_TYPE in members
 
     @functools.cached_property
