@@ -103,3 +103,27 @@ def test_run_goes_through_the_cache(server: OpenAIServer, tmp_path: Path) -> Non
     assert main([*base, "-o", str(tmp_path / "two.jsonl")]) == 0
     assert len(server.requests) == 2  # the second run was answered from the cache
     assert read(tmp_path / "one.jsonl") == read(tmp_path / "two.jsonl")
+
+
+@pytest.mark.usefixtures("env")
+def test_a_row_answered_with_no_choices_is_a_failure_to_retry_not_done(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def empty_for_b(request: Request) -> Reply:
+        ticket = request.messages[-1]["content"].split("\n")[1]
+        if ticket == "b":
+            return Reply(content=[])  # "choices": [] every time
+        return Reply(content=f"[[ ## category ## ]]\n{ticket}\n\n[[ ## urgency ## ]]\n1")
+
+    server.handler = empty_for_b
+    data = tmp_path / "rows.jsonl"
+    write_rows(data, ["a", "b"])
+    out = tmp_path / "preds.jsonl"
+    argv = ["run", SIG, str(data), "-o", str(out), "--model", "openai/test"]
+    argv += ["--api-base", server.base_url, "--concurrency", "1"]
+    assert main(argv) == 1
+    assert sorted(read(out)) == [1]  # never written as {"outputs": {}}
+    assert done_lines(out) == {1}  # so a rerun tries line 2 again
+    (error,) = [json.loads(x) for x in (tmp_path / "preds.errors.jsonl").read_text().splitlines()]
+    assert error["line"] == 2
+    assert "no choices" in error["error"]
