@@ -218,9 +218,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("sig", metavar="SIG", help=SIG_HELP)
     run.add_argument("data", metavar="DATA", help="rows of inputs: a .jsonl or .csv file")
     run.add_argument("-o", "--output", required=True, metavar="PREDICTIONS", help="JSONL out")
-    run.add_argument("--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini")
+    run.add_argument("--model", required=True, help="a model string, e.g. openai/gpt-4o-mini")
     run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
     run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
+    run.add_argument(
+        "--transport",
+        choices=("auto", "direct", "litellm"),
+        default="auto",
+        help="direct: httpx to an OpenAI-compatible API; litellm: any other provider; "
+        "auto (default): direct for openai/, azure/, groq/... and litellm for the rest",
+    )
     run.add_argument("--temperature", type=float)
     run.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     _adapter_and_demos(run)
@@ -395,7 +402,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from structio.run import run_file
 
-    options: dict[str, Any] = {"cache": not args.no_cache}
+    options: dict[str, Any] = {"cache": not args.no_cache, "transport": args.transport}
     if args.api_base:
         options["api_base"] = args.api_base
     if args.temperature is not None:

@@ -45,7 +45,7 @@ from structio.exceptions import (
     FormatError,
     ParseError,
 )
-from structio.lm._litellm import get_litellm, model_capabilities
+from structio.lm.models import model_entry, model_info
 from structio.rendering.tokens import (
     DEFAULT_ENCODING,
     OPENAI_FRAMING,
@@ -577,8 +577,8 @@ def _describe(source: Any) -> str:
 def _model_limit(model: str | None) -> int | None:
     if model is None:
         return None
-    limit = model_capabilities(model).get("max_input_tokens")
-    return int(limit) if limit else None
+    info = model_info(model)  # litellm's model map, read without importing litellm
+    return info.max_input_tokens if info else None
 
 
 # litellm's price map has no training prices today; these keys are read if it gains them.
@@ -593,10 +593,8 @@ def _estimate_cost(summary: Summary, training_price: float | None, epochs: int) 
         return
     if summary.model is None:
         return
-    try:
-        info = get_litellm().get_model_info(summary.model)
-    except Exception:  # litellm raises a bare Exception for an unknown model
-        info = {}
+    found = model_entry(summary.model)
+    info = found[1] if found else {}
     for key in _TRAINING_PRICE_KEYS:
         price = info.get(key)
         if price:

@@ -510,8 +510,20 @@ class Predict:
     ) -> list[Prediction | BaseException]:
         """Run many calls in threads; results come back in input order.
 
+        ``inputs`` is read as the calls go, in the calling thread: at most
+        ``2 * max_concurrency`` items are taken ahead of their results, so a generator of a
+        million rows costs the memory of its results, never of every input at once.
+
+        A list or tuple is checked before any call: an item that is not a dict raises
+        `ConfigurationError` naming its index. Any other iterable is checked as it is read:
+        such an item fails in its place (a `ConfigurationError` naming its index, counted as
+        a failed item), so the work done around it is kept. An exception raised by
+        ``inputs`` itself (or ``KeyboardInterrupt``) ends the batch: no new call starts,
+        the calls running finish, and it propagates.
+
         Args:
-            inputs: One dict of inputs per call.
+            inputs: One dict of inputs per call: a list, or any iterable such as a
+                generator (the progress bar shows a total when it has a ``len()``).
             max_concurrency: How many calls run at once.
             progress: Show a progress bar (only when standard error is a terminal).
             return_exceptions: Put a failed item's exception in its place in the results
@@ -521,32 +533,60 @@ class Predict:
 
         Raises:
             BatchError: ``return_exceptions=False`` and at least one item failed.
+            ConfigurationError: ``max_concurrency`` is not a positive int, ``inputs`` is a
+                single dict, or a list or tuple holds an item that is not a dict.
         """
+        import threading
         from concurrent.futures import ThreadPoolExecutor
 
-        items = _check_batch(inputs, max_concurrency)
-        bar = Progress(len(items), label=self.signature.__name__, enabled=progress)
-        results: list[Prediction | BaseException] = [_PENDING] * len(items)
+        total = _check_batch(inputs, max_concurrency)
+        bar = Progress(total, label=self.signature.__name__, enabled=progress)
+        results: list[Prediction | BaseException] = []
+        # A slot is taken before an item is read and given back once its result is stored:
+        # this bounds the items read ahead, and keeps the pool's queue short, without
+        # holding a future per item.
+        slots = threading.Semaphore(_AHEAD_PER_CALL * max_concurrency)
+        fatal: list[BaseException] = []
 
-        def run(index: int) -> None:
+        def run(index: int, item: Mapping[str, Any] | ConfigurationError) -> None:
             try:
-                results[index] = self(**call_options, **items[index])
+                if isinstance(item, ConfigurationError):
+                    raise item
+                results[index] = self(**call_options, **item)
                 bar.advance()
             except Exception as exc:
                 results[index] = exc
                 bar.advance(failed=True)
+            except BaseException as exc:  # SystemExit and the like from user code end the batch
+                fatal.append(exc)
+            finally:
+                slots.release()
 
+        workers = min(max_concurrency, total) if total else max_concurrency
+        pool = ThreadPoolExecutor(max_workers=workers)
         try:
-            with ThreadPoolExecutor(max_workers=min(max_concurrency, len(items) or 1)) as pool:
-                # Each task runs in a copy of the caller's context, so structio.context()
+            items = enumerate(_checked(inputs))
+            while True:
+                slots.acquire()
+                if fatal:
+                    raise fatal[0]
+                try:
+                    index, item = next(items)
+                except StopIteration:
+                    break
+                results.append(_PENDING)
+                # Each call runs in a copy of the caller's context, so structio.context()
                 # settings apply inside the worker threads too.
-                futures = [
-                    pool.submit(contextvars.copy_context().run, run, i) for i in range(len(items))
-                ]
-                for future in futures:
-                    future.result()
+                pool.submit(contextvars.copy_context().run, run, index, item)
+        except BaseException:
+            # Items read but not started are dropped: the batch is ending with an error.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
         finally:
+            pool.shutdown(wait=True)
             bar.close()
+        if fatal:  # the last calls ended it
+            raise fatal[0]
         return _finish_batch(results, return_exceptions)
 
     async def abatch(
@@ -558,25 +598,49 @@ class Predict:
         return_exceptions: bool = True,
         **call_options: Any,
     ) -> list[Prediction | BaseException]:
-        """Async form of `batch`: at most ``max_concurrency`` calls in flight."""
+        """Async form of `batch`: at most ``max_concurrency`` calls in flight.
+
+        ``inputs`` is read as the calls go (at most ``max_concurrency`` items ahead of
+        their results) and checked as `batch` checks it. An exception raised by ``inputs``
+        itself, or the cancellation of the batch, cancels the calls in flight and
+        propagates.
+        """
         import asyncio
 
-        items = _check_batch(inputs, max_concurrency)
-        bar = Progress(len(items), label=self.signature.__name__, enabled=progress)
-        gate = asyncio.Semaphore(max_concurrency)
+        total = _check_batch(inputs, max_concurrency)
+        bar = Progress(total, label=self.signature.__name__, enabled=progress)
+        results: list[Prediction | BaseException] = []
+        items = enumerate(_checked(inputs))
 
-        async def run(item: Mapping[str, Any]) -> Prediction | BaseException:
-            async with gate:
+        # A fixed set of workers, each reading the next item when its call is done: no task
+        # per item, and never more than max_concurrency items read ahead.
+        async def worker() -> None:
+            for index, item in items:
+                # Reading and appending happen with no await between them, so the item's
+                # place is its index.
+                results.append(_PENDING)
                 try:
-                    prediction = await self.acall(**call_options, **item)
+                    if isinstance(item, ConfigurationError):
+                        raise item
+                    # A task of its own gives each call its own copy of the context, as
+                    # `batch` does.
+                    results[index] = await asyncio.ensure_future(self.acall(**call_options, **item))
                 except Exception as exc:
+                    results[index] = exc
                     bar.advance(failed=True)
-                    return exc
-                bar.advance()
-                return prediction
+                else:
+                    bar.advance()
 
+        count = min(max_concurrency, total) if total else max_concurrency
+        tasks = [asyncio.ensure_future(worker()) for _ in range(count)]
         try:
-            results = list(await asyncio.gather(*(run(item) for item in items)))
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # gather leaves the other workers running when one raises: stop them too.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             bar.close()
         return _finish_batch(results, return_exceptions)
@@ -584,23 +648,50 @@ class Predict:
 
 _PENDING: Any = object()
 
+# How many items `Predict.batch` reads ahead of their results, per call allowed at once:
+# the second one waits in the pool's queue, so a worker never idles while the next item
+# is read.
+_AHEAD_PER_CALL = 2
 
-def _check_batch(
-    inputs: Iterable[Mapping[str, Any]], max_concurrency: int
-) -> list[Mapping[str, Any]]:
+
+def _check_batch(inputs: Iterable[Mapping[str, Any]], max_concurrency: int) -> int | None:
+    """Check what can be checked before any call; the number of items, if known.
+
+    A list or tuple is checked item by item here (it costs no copy); other iterables are
+    checked as they are read, by `_checked`.
+    """
     if (
         isinstance(max_concurrency, bool)
         or not isinstance(max_concurrency, int)
         or max_concurrency < 1
     ):
         raise ConfigurationError(f"max_concurrency must be a positive int, not {max_concurrency!r}")
-    items = list(inputs)
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise ConfigurationError(
-                f"batch item {index} must be a dict of inputs, not {type(item).__name__}"
-            )
-    return items
+    if isinstance(inputs, Mapping):
+        raise ConfigurationError(
+            "batch takes one dict of inputs per call (a list of dicts), not a single dict"
+        )
+    if isinstance(inputs, Sequence):
+        for index, item in enumerate(inputs):
+            if not isinstance(item, Mapping):
+                raise _not_a_dict(index, item)
+    try:
+        return len(inputs)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def _checked(
+    inputs: Iterable[Mapping[str, Any]],
+) -> Iterator[Mapping[str, Any] | ConfigurationError]:
+    """The items of ``inputs``, read lazily; one that is not a dict as the error it is."""
+    for index, item in enumerate(inputs):
+        yield item if isinstance(item, Mapping) else _not_a_dict(index, item)
+
+
+def _not_a_dict(index: int, item: object) -> ConfigurationError:
+    return ConfigurationError(
+        f"batch item {index} must be a dict of inputs, not {type(item).__name__}"
+    )
 
 
 def _finish_batch(

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 import structio as sio
+from structio.lm.fake import DEFAULT_RECORD
 
 QA = sio.Signature("question -> answer: int")
 
@@ -67,3 +68,46 @@ def test_async_and_history() -> None:
     lm([{"role": "user", "content": "r"}])
     assert [entry.response.text for entry in lm.history] == ["x", "y"]
     assert lm.history[0].response.usage == sio.Usage()
+
+
+def test_the_record_of_calls_is_bounded() -> None:
+    lm = sio.FakeLM(lambda messages: "ok", record=3)
+    for i in range(5):
+        lm([{"role": "user", "content": str(i)}])
+    assert [call.prompt for call in lm.calls] == ["2", "3", "4"]
+    assert (lm.calls[0].prompt, lm.calls[-1].prompt) == ("2", "4")
+    assert lm.call_count == 5
+    assert repr(lm) == "FakeLM(function, calls=5)"
+
+
+def test_the_default_record_keeps_the_latest_thousand_calls() -> None:
+    lm = sio.FakeLM(lambda messages: "ok")
+    for i in range(1005):
+        lm([{"role": "user", "content": str(i)}])
+    assert DEFAULT_RECORD == 1000
+    assert len(lm.calls) == 1000
+    assert lm.calls[0].prompt == "5"
+
+
+def test_record_none_keeps_every_call_and_zero_none() -> None:
+    every = sio.FakeLM(lambda messages: "ok", record=None)
+    nothing = sio.FakeLM(lambda messages: "ok", record=0)
+    for i in range(1500):
+        every([{"role": "user", "content": str(i)}])
+        nothing([{"role": "user", "content": str(i)}])
+    assert len(every.calls) == 1500
+    assert (len(nothing.calls), nothing.call_count) == (0, 1500)
+
+
+def test_record_is_checked() -> None:
+    for bad in (-1, 1.5, True, "10"):
+        with pytest.raises(sio.ConfigurationError, match="record must be a non-negative int"):
+            sio.FakeLM([], record=bad)  # type: ignore[arg-type]
+
+
+def test_running_out_counts_every_call_not_the_record() -> None:
+    lm = sio.FakeLM(["a", "b"], record=1)
+    lm([{"role": "user", "content": "1"}])
+    lm([{"role": "user", "content": "2"}])
+    with pytest.raises(sio.ConfigurationError, match="this is call 3;"):
+        lm([{"role": "user", "content": "3"}])

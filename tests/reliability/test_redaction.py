@@ -64,7 +64,7 @@ def test_a_key_echoed_in_an_error_body_is_not_repeated(
     assert request.headers["Authorization"] == f"Bearer {KEY}"  # the key was sent...
     cause = info.value.__cause__
     assert cause is not None
-    assert KEY in str(cause)  # ...and echoed back (litellm's own exception, the cause)
+    assert KEY in str(cause)  # ...and echoed back (the transport's own exception, the cause)
     assert KEY not in shown(info.value)  # ...but structio does not repeat it
     assert f"Bearer {REDACTED}" in str(info.value)  # the rest of the text is kept
     assert info.value.status_code == status

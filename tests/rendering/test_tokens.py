@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
 import pytest
 
 import structio as sio
-from structio.rendering.tokens import get_tokenizer
+from structio.rendering.tokens import Tokenizer, get_tokenizer
 
 
 def test_o200k_and_cl100k_work_offline_and_differ() -> None:
@@ -89,3 +90,63 @@ def test_one_chat_count_with_the_framing_as_a_parameter() -> None:
     framed = count_chat(messages, tokenizer, OPENAI_FRAMING)
     assert framed == prompt.token_count + 3 * len(messages) + 3
     assert finetune.count_tokens(messages, tokenizer) == framed
+
+
+def test_cached_counts_equal_direct_counts_with_a_real_encoding() -> None:
+    import tiktoken
+
+    shared = get_tokenizer("o200k_base")  # loads the file offline; tiktoken keeps it
+    direct = tiktoken.get_encoding("o200k_base")
+    rng = random.Random(3)  # noqa: S311 - seeded test data, not secrets
+    words = ["refund", "ünïcödé", "日本語", "emoji 🙂", "x" * 40, "42", "\n\n", "<|endoftext|>"]
+    texts = [" ".join(rng.choices(words, k=rng.randint(0, 60))) for _ in range(400)]
+
+    # A small budget, so that counts are evicted and counted again while the test runs.
+    def encode(text: str) -> list[int]:
+        return direct.encode(text, disallowed_special=())
+
+    tokenizer = Tokenizer(encode, "o200k_base, small", count_cache_bytes=40_000)
+    for _ in range(3):
+        rng.shuffle(texts)
+        for text in texts:
+            assert tokenizer.count(text) == len(direct.encode(text, disallowed_special=()))
+            assert tokenizer.cache_bytes <= 40_000
+    assert shared.count(texts[0]) == tokenizer.count(texts[0])
+
+
+def counting_tokenizer(calls: list[str], **budgets: int) -> Tokenizer:
+    """A tokenizer of words (one token a word) that records each real encoding."""
+
+    def encode(text: str) -> list[int]:
+        calls.append(text)
+        return [len(word) for word in text.split()]
+
+    return Tokenizer(encode, "words", **budgets)
+
+
+def test_a_text_counted_recently_survives_eviction() -> None:
+    calls: list[str] = []
+    probe = counting_tokenizer(calls)
+    probe.count("text a")
+    one = probe.cache_bytes  # what one count of a six-letter text costs
+    tokenizer = counting_tokenizer(calls, count_cache_bytes=3 * one + one // 2)  # room for 3
+    calls.clear()
+    for text in ["text a", "text b", "text c", "text a", "text d", "text a", "text b"]:
+        assert tokenizer.count(text) == 2
+    # "a" was counted again before "d" came in, so "b" (least recent) went, not "a".
+    assert calls == ["text a", "text b", "text c", "text d", "text b"]
+
+
+def test_counts_keep_no_token_lists_and_stay_within_their_budget() -> None:
+    calls: list[str] = []
+    tokenizer = counting_tokenizer(calls, count_cache_bytes=200_000, token_cache_bytes=0)
+    texts = [f"message {i} " + "word " * 200 for i in range(2_000)]  # ~1 KiB each
+    for text in texts:
+        assert tokenizer.count(text) == 202
+        assert tokenizer.cache_bytes <= 200_000
+    assert tokenizer.cache_bytes > 100_000
+    calls.clear()
+    assert tokenizer.count(texts[-1]) == 202
+    assert calls == []  # the newest are kept
+    assert tokenizer.encode(texts[-1]) == (7, len("1999"), *[4] * 200)
+    assert calls == [texts[-1]]  # counting kept no tokens: encode encodes

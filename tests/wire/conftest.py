@@ -18,8 +18,14 @@ def server() -> Iterator[OpenAIServer]:
     srv.stop()
 
 
+@pytest.fixture(params=["direct", "litellm"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Each wire test runs over both transports: they must behave the same."""
+    return str(request.param)
+
+
 @pytest.fixture
-def make_lm(server: OpenAIServer) -> Callable[..., sio.LM]:
+def make_lm(server: OpenAIServer, transport: str) -> Callable[..., sio.LM]:
     """An LM for the loopback server: no cache and quick backoff unless asked otherwise."""
 
     def make(**kwargs: Any) -> sio.LM:
@@ -28,6 +34,7 @@ def make_lm(server: OpenAIServer) -> Callable[..., sio.LM]:
             "api_key": "test-key",
             "cache": False,
             "backoff": 0.01,
+            "transport": transport,
         }
         options.update(kwargs)
         return sio.LM("openai/test", **options)

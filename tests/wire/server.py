@@ -33,6 +33,13 @@ class Reply:
     error_message: str = "error"
     error_code: str | None = None
     raw_body: bytes | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    #: For a streamed request (``"stream": true``): the text is sent in pieces of this size.
+    chunk_size: int = 3
+    #: Seconds between two streamed chunks.
+    chunk_delay: float = 0.0
+    #: Stop the stream (close the connection) after this many chunks, without ``[DONE]``.
+    cut_after: int | None = None
     usage: dict[str, Any] = field(
         default_factory=lambda: {
             "prompt_tokens": 11,
@@ -114,17 +121,29 @@ class OpenAIServer:
                     server.requests.append(request)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self.counted = True
                 try:
                     self._answer(server._next_reply(request), body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test); nothing to answer
                 finally:
+                    self._release()
+
+            def _release(self) -> None:
+                # Before the answer is sent: once the client has it, it may send its next
+                # request at once, and that one must not count this one as still in flight.
+                if self.counted:
+                    self.counted = False
                     with server._lock:
                         server.in_flight -= 1
 
             def _answer(self, reply: Reply, body: dict[str, Any]) -> None:
                 if reply.delay:
                     time.sleep(reply.delay)
+                self._release()
+                if body.get("stream") and reply.status == 200 and reply.raw_body is None:
+                    self._stream(reply, body)
+                    return
                 if reply.raw_body is not None:
                     data = reply.raw_body
                 elif reply.status != 200:
@@ -144,12 +163,72 @@ class OpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _stream(self, reply: Reply, body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.close_connection = True
+                for count, chunk in enumerate(_chunks(reply, body)):
+                    if reply.cut_after is not None and count >= reply.cut_after:
+                        return
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    self.wfile.flush()
+                    if reply.chunk_delay:
+                        time.sleep(reply.chunk_delay)
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
         return Handler
 
 
-def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+def _contents(reply: Reply, body: dict[str, Any]) -> list[str]:
     n = int(body.get("n") or 1)
-    contents = reply.content if isinstance(reply.content, list) else [reply.content] * n
+    return reply.content if isinstance(reply.content, list) else [reply.content] * n
+
+
+def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` objects of a streamed reply, OpenAI's shape."""
+
+    def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "test"),
+            "choices": [{"index": index, "delta": delta, "finish_reason": finish}],
+        }
+
+    chunks = []
+    for index, text in enumerate(_contents(reply, body)):
+        chunks.append(chunk(index, {"role": "assistant", "content": ""}))
+        for start in range(0, len(text), reply.chunk_size):
+            chunks.append(chunk(index, {"content": text[start : start + reply.chunk_size]}))
+        for position, call in enumerate(reply.tool_calls or ()):
+            function = call["function"]
+            arguments = function["arguments"]
+            half = len(arguments) // 2
+            first = {"index": position, "id": call["id"], "type": "function"}
+            first["function"] = {"name": function["name"], "arguments": arguments[:half]}
+            chunks.append(chunk(index, {"tool_calls": [first]}))
+            rest = {"index": position, "function": {"arguments": arguments[half:]}}
+            chunks.append(chunk(index, {"tool_calls": [rest]}))
+        chunks.append(chunk(index, {}, reply.finish_reason))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        last = chunk(0, {})
+        last["choices"] = []
+        last["usage"] = reply.usage
+        chunks.append(last)
+    return chunks
+
+
+def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    contents = _contents(reply, body)
+    message: dict[str, Any] = {"role": "assistant"}
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -158,7 +237,7 @@ def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         "choices": [
             {
                 "index": i,
-                "message": {"role": "assistant", "content": text},
+                "message": {**message, "content": text},
                 "finish_reason": reply.finish_reason,
             }
             for i, text in enumerate(contents)

@@ -39,14 +39,14 @@ def read(path: Path) -> dict[int, dict[str, object]]:
 
 @pytest.mark.usefixtures("env")
 def test_run_predicts_keeps_failures_and_resumes(
-    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], transport: str
 ) -> None:
     server.handler = answer
     data = tmp_path / "rows.jsonl"
     write_rows(data, ["aa", "boom", "cccc", "d"])
     out = tmp_path / "preds.jsonl"
     argv = ["run", SIG, str(data), "-o", str(out), "--model", "openai/test"]
-    argv += ["--api-base", server.base_url, "--concurrency", "2"]
+    argv += ["--api-base", server.base_url, "--concurrency", "2", "--transport", transport]
 
     assert main(argv) == 1  # one row failed
     rows = read(out)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from structio._util.secrets import redact
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -20,13 +21,24 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
+from structio.lm._errors import context_exceeded_text, lm_error, retry_after
+from structio.lm._stream import StreamAssembler
 from structio.lm.base import no_choices_error
 from structio.lm.types import Completion, LMResponse, Usage
 
-__all__ = ["get_litellm", "model_capabilities", "to_response", "translate_error"]
+__all__ = [
+    "asend",
+    "completion_args",
+    "get_litellm",
+    "model_capabilities",
+    "send",
+    "to_response",
+    "translate_error",
+]
 
 _IMPORT_LOCK = threading.Lock()
 _litellm: Any = None
+_SKIPS_MCP = False
 
 
 def get_litellm() -> Any:
@@ -46,7 +58,15 @@ def get_litellm() -> Any:
                     # Some response classes finish building on first use; do it here, where
                     # those warnings are silenced, rather than inside a caller's request.
                     litellm.ModelResponse()
+                    litellm.ModelResponseStream()
 
+                global _SKIPS_MCP
+                # litellm >= 1.80 imports its MCP bridge (and the optional `mcp` package,
+                # failing without it) whenever tools are passed, unless told to skip it.
+                function = litellm.completion
+                while hasattr(function, "__wrapped__"):  # under litellm's decorators
+                    function = function.__wrapped__
+                _SKIPS_MCP = "_skip_mcp_handler" in function.__code__.co_consts
                 litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
                 if hasattr(litellm, "telemetry"):
                     litellm.telemetry = False
@@ -62,8 +82,12 @@ def provider_of(model: str) -> str | None:
         return model.split("/", 1)[0] if "/" in model else None
 
 
+@functools.lru_cache(maxsize=256)
 def model_capabilities(model: str) -> dict[str, Any]:
-    """What litellm knows of a model: structured output support and token limits."""
+    """What litellm knows of a model: structured output support and token limits.
+
+    Asked once per model string: each of litellm's lookups walks its model map.
+    """
     litellm = get_litellm()
     caps: dict[str, Any] = {
         "response_schema": False,
@@ -136,10 +160,77 @@ def _plain(obj: Any) -> dict[str, Any]:
 
 
 def _cost(raw: Any) -> float | None:
+    # litellm has already priced the response (its hidden "response_cost", None for a model
+    # it has no price for): pricing it a second time costs ~7% of a call.
+    hidden = getattr(raw, "_hidden_params", None)
+    if isinstance(hidden, Mapping) and "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return float(cost) if isinstance(cost, (int, float)) else None
     try:
         return float(get_litellm().completion_cost(completion_response=raw))
     except Exception:  # litellm does not know this model's price
         return None
+
+
+def completion_args(
+    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+) -> dict[str, Any]:
+    """The arguments of ``litellm.completion`` for one request (its retries and cache off)."""
+    args = {**params, "model": model, "messages": messages}
+    args["timeout"] = params.get("timeout", timeout)
+    # structio retries and caches: the OpenAI client's own retries (2 by default) would
+    # multiply requests. litellm's retries and cache are off unless configured globally,
+    # and only then turned off per call: passing caching=False costs ~8% of a call.
+    args["max_retries"] = 0
+    args.pop("num_retries", None)  # structio's own setting (read by LM), not litellm's
+    litellm = get_litellm()
+    if getattr(litellm, "num_retries", None):
+        args["num_retries"] = 0
+    if getattr(litellm, "cache", None) is not None:
+        args["caching"] = False
+    if params.get("tools") and _SKIPS_MCP:
+        args["_skip_mcp_handler"] = True
+    return args
+
+
+def send(
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    timeout: float,
+    start: float,
+    attempt: int,
+) -> LMResponse:
+    """Make one request through litellm (a stream is read whole) and convert the response."""
+    raw = get_litellm().completion(**completion_args(model, messages, params, timeout))
+    if params.get("stream"):
+        # Assembled here, not by litellm's stream_chunk_builder, which merges the choices
+        # of n > 1 into one text.
+        assembler = StreamAssembler(model, provider_of(model))
+        for chunk in raw:
+            assembler.feed_chunk(chunk.model_dump())
+        assembler.done = True  # litellm ended the stream without an error
+        return assembler.response(time.perf_counter() - start, attempt)
+    return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
+
+
+async def asend(
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    timeout: float,
+    start: float,
+    attempt: int,
+) -> LMResponse:
+    """Async form of `send`."""
+    raw = await get_litellm().acompletion(**completion_args(model, messages, params, timeout))
+    if params.get("stream"):
+        assembler = StreamAssembler(model, provider_of(model))
+        async for chunk in raw:
+            assembler.feed_chunk(chunk.model_dump())
+        assembler.done = True
+        return assembler.response(time.perf_counter() - start, attempt)
+    return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
 # litellm reports a missing OpenAI key as a 500 ("Missing credentials..."): recognised by text.
@@ -164,30 +255,11 @@ def _retry_after(exc: BaseException) -> float | None:
     for attr in ("litellm_response_headers", "response"):
         source = getattr(exc, attr, None)
         headers = getattr(source, "headers", source)
-        if headers is None:
-            continue
-        getter = getattr(headers, "get", None)
-        if not callable(getter):
-            continue
-        value = getter("retry-after") or getter("Retry-After")
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except (TypeError, ValueError):
-            return _http_date_delay(str(value))
+        if headers is not None:
+            wait = retry_after(headers)
+            if wait is not None:
+                return wait
     return None
-
-
-def _http_date_delay(value: str) -> float | None:
-    import email.utils
-    import time
-
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, parsed.timestamp() - time.time())
 
 
 def translate_error(
@@ -208,53 +280,47 @@ def translate_error(
     provider = getattr(exc, "llm_provider", None) or provider_of(model)
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
-    where = f"{model} (provider {provider or 'unknown'})"
     detail = _clean_message(exc)
     cls: type[LMError]
+    what = None
     if isinstance(exc, litellm.ContextWindowExceededError) or _context_exceeded(exc):
-        cls, what = ContextWindowExceededError, "the prompt exceeds the model's context window"
-        detail += "; shorten the prompt (fewer demos, truncated history) or use a larger model"
+        cls = ContextWindowExceededError
     elif isinstance(
         exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)
     ) or _MISSING_KEY.search(detail):
-        cls, what = AuthenticationError, "authentication failed"
+        cls = AuthenticationError
         detail += _missing_key_hint(model)
     elif isinstance(exc, litellm.RateLimitError):
-        cls, what = RateLimitError, "rate limited"
+        cls = RateLimitError
     elif isinstance(exc, litellm.Timeout):
-        cls, what = LMTimeoutError, "timed out"
-        detail += "; raise timeout= on the LM if the model is slow"
+        cls = LMTimeoutError
     elif isinstance(
         exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError)
     ):
-        cls, what = BadRequestError, "the request was rejected"
+        cls = BadRequestError
     elif _connection_failure(exc):
-        cls, what = LMConnectionError, "cannot reach the server"
+        cls = LMConnectionError
     elif (status is not None and status >= 500) or isinstance(
         exc, (litellm.InternalServerError, litellm.ServiceUnavailableError)
     ):
-        cls, what = ServerError, "the server failed"
+        cls = ServerError
     elif status is not None and 400 <= status < 500:
-        cls, what = BadRequestError, "the request was rejected"
+        cls = BadRequestError
     elif isinstance(exc, litellm.APIConnectionError):
-        cls, what = LMConnectionError, "cannot reach the server"
+        cls = LMConnectionError
     else:
         cls, what = ServerError, "the provider failed"
-    tries = f" after {attempts} attempts" if attempts > 1 else ""
-    return cls(
-        redact(f"{where}: {what}{tries}: {detail}", secrets),
+    return lm_error(
+        cls,
         model=model,
         provider=provider,
-        status_code=status,
-        retry_after=_retry_after(exc),
         attempts=attempts,
+        detail=detail,
+        status=status,
+        retry_after=_retry_after(exc),
+        secrets=secrets,
+        what=what,
     )
-
-
-_CONTEXT_PHRASES = re.compile(
-    r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens",
-    re.IGNORECASE,
-)
 
 
 def _context_exceeded(exc: BaseException) -> bool:
@@ -268,7 +334,7 @@ def _context_exceeded(exc: BaseException) -> bool:
     for cause in _chain(exc):
         if getattr(cause, "code", None) == "context_length_exceeded":
             return True
-    return bool(_CONTEXT_PHRASES.search(str(exc)))
+    return context_exceeded_text(str(exc))
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

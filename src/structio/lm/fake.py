@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -18,7 +19,11 @@ from structio.lm.types import Completion, LMResponse
 from structio.signatures.field import OutputField
 from structio.signatures.signature import Signature, make_signature
 
-__all__ = ["FakeCall", "FakeLM"]
+__all__ = ["DEFAULT_RECORD", "FakeCall", "FakeLM"]
+
+# How many calls a `FakeLM` keeps by default: every call a test looks at, and a bounded
+# memory for a long run.
+DEFAULT_RECORD = 1000
 
 Scripted = Union[str, Mapping[str, Any], Completion]  # noqa: UP007 - a runtime alias on 3.10
 Reply = Union[Scripted, Sequence[Scripted]]  # noqa: UP007
@@ -51,9 +56,12 @@ class FakeLM(BaseLM):
       repeated ``n`` times). An empty list scripts a provider that returns no choices:
       that call raises `ServerError`, as `LM` does once its retries are spent.
 
+    The record of what it received is bounded: the last ``record`` calls (1000 by
+    default), so a long run, such as a batch over a million inputs, holds no more.
+
     Example:
         >>> lm = FakeLM([{"answer": "Paris"}])
-        >>> lm.calls  # what it received, after use
+        >>> list(lm.calls)  # what it received, after use
         []
 
     Args:
@@ -61,6 +69,17 @@ class FakeLM(BaseLM):
             returns a reply.
         model: The name reported in history and errors.
         adapter: The adapter that writes dict replies, whatever the request's adapter.
+        record: How many of the latest calls ``calls`` keeps; ``None`` keeps every call,
+            ``0`` none.
+
+    Attributes:
+        calls: The latest calls received, oldest first, each a `FakeCall`: a
+            `collections.deque`, indexed as a list is (``lm.calls[0]``, ``lm.calls[-1]``);
+            slice ``list(lm.calls)``.
+        call_count: How many calls it received, including those no longer in ``calls``.
+
+    Raises:
+        ConfigurationError: ``record`` is not a non-negative int or ``None``.
     """
 
     def __init__(
@@ -69,7 +88,14 @@ class FakeLM(BaseLM):
         *,
         model: str = "fake",
         adapter: Adapter | None = None,
+        record: int | None = DEFAULT_RECORD,
     ) -> None:
+        if record is not None and (
+            isinstance(record, bool) or not isinstance(record, int) or record < 0
+        ):
+            raise ConfigurationError(
+                f"record must be a non-negative int (or None for every call), not {record!r}"
+            )
         super().__init__(model)
         self.adapter = adapter
         self._function: Callable[[list[dict[str, Any]]], Reply] | None = None
@@ -82,22 +108,24 @@ class FakeLM(BaseLM):
             self._script = list(replies)
         self._next = 0
         self._lock = threading.Lock()
-        self.calls: list[FakeCall] = []
+        self.calls: deque[FakeCall] = deque(maxlen=record)
+        self.call_count = 0
 
     def __repr__(self) -> str:
         left = "function" if self._function else f"{len(self._script) - self._next} replies left"
-        return f"FakeLM({left}, calls={len(self.calls)})"
+        return f"FakeLM({left}, calls={self.call_count})"
 
     def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> LMResponse:
         with self._lock:
             self.calls.append(FakeCall(messages, public_params(params)))
+            self.call_count += 1
             if self._function is not None:
                 reply = self._function(messages)
             else:
                 if self._next >= len(self._script):
                     raise ConfigurationError(
                         f"FakeLM ran out of scripted replies: it was given {len(self._script)} "
-                        f"and this is call {len(self.calls)}; script one reply per call"
+                        f"and this is call {self.call_count}; script one reply per call"
                     )
                 reply = self._script[self._next]
                 self._next += 1

@@ -1,4 +1,4 @@
-"""`LM`: any model litellm can reach, with retries, a response cache and call history."""
+"""`LM`: any model, over HTTP directly or through litellm, with retries, a cache and history."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import functools
 import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from structio._util.data import jsonable
@@ -19,14 +19,22 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
-from structio.lm import _litellm
+from structio.lm import _http, _litellm
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
+from structio.lm.models import model_info
 from structio.lm.types import LMResponse
 
 __all__ = ["LM"]
 
 _RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
+
+# One request of a transport: (model, messages, params, timeout, start, attempt).
+_Send = Callable[[str, list[dict[str, Any]], Mapping[str, Any], float, float, int], LMResponse]
+_ASend = Callable[
+    [str, list[dict[str, Any]], Mapping[str, Any], float, float, int], Awaitable[LMResponse]
+]
+_Translate = Callable[..., "LMError | None"]
 
 
 def _sleep(seconds: float) -> None:
@@ -35,7 +43,7 @@ def _sleep(seconds: float) -> None:
 
 
 class LM(BaseLM):
-    """A language model reached through litellm.
+    """A language model: OpenAI-compatible endpoints directly over HTTP, the rest via litellm.
 
     Example:
         >>> lm = LM("openai/gpt-4o-mini", temperature=0)            # doctest: +SKIP
@@ -44,7 +52,16 @@ class LM(BaseLM):
 
     Any litellm model string works: ``"openai/gpt-4o-mini"``, ``"anthropic/claude-..."``,
     ``"ollama_chat/llama3.2"``, or ``"openai/<name>"`` with ``api_base=`` for any
-    OpenAI-compatible server (vLLM, llama.cpp, LM Studio...).
+    OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio, TGI...).
+
+    Two transports carry the requests (see `transport`): **direct**, one pooled httpx
+    client speaking the OpenAI chat API, for ``openai/...``, ``azure/...``, ``groq/...``,
+    ``together_ai/...``, ``openrouter/...``, ``deepseek/...``, ``fireworks_ai/...``,
+    ``xai/...``, ``hosted_vllm/...``, ``lm_studio/...`` and bare OpenAI names
+    (``"gpt-4o-mini"``); and **litellm** for every other provider (``anthropic/...``,
+    ``bedrock/...``, ``vertex_ai/...``...), imported only when that path is used. Both give
+    the same responses, errors, cache, history, usage and cost (priced from litellm's model
+    map, read without importing litellm).
 
     Requests that fail with a rate limit, a timeout, a connection error, a 5xx or a
     response with no choices are retried up to ``num_retries`` times with exponential
@@ -54,8 +71,9 @@ class LM(BaseLM):
     A failure is raised as structio's `LMError` whose message never repeats a credential:
     the values of the secret settings (``api_key``, auth headers...) of the LM and of the
     call, and of secret environment variables (``OPENAI_API_KEY``...), are replaced by
-    ``[redacted]`` in the provider's text. Its ``__cause__`` is litellm's own exception,
-    which holds the provider's raw text as it came.
+    ``[redacted]`` in the provider's text. Its ``__cause__`` is the transport's own
+    exception (litellm's, or httpx's / the HTTP failure on the direct path), which holds
+    the provider's raw text as it came.
 
     Args:
         model: The litellm model string.
@@ -69,8 +87,15 @@ class LM(BaseLM):
         max_backoff: Longest wait between two attempts, ``Retry-After`` included.
         context_window: The model's input limit in tokens, for models litellm does not know
             (a local server); by default litellm's model map says.
-        **kwargs: Any other litellm parameter (``api_base``, ``api_key``, ``top_p``, ``n``,
-            ``stop``, ``response_format``, ``tools``...), sent with every request.
+        transport: ``"auto"`` (default: direct for OpenAI-compatible providers, litellm for
+            the others), ``"direct"`` (force the httpx transport, e.g. for an
+            OpenAI-compatible server behind an unusual model name with ``api_base=``) or
+            ``"litellm"`` (force litellm, e.g. for its provider-specific parameter handling).
+        **kwargs: Any other request parameter (``top_p``, ``n``, ``stop``,
+            ``response_format``, ``tools``...), sent with every request, and the client
+            settings: ``api_base``, ``api_key``, ``api_version`` (Azure), ``organization``,
+            ``extra_headers``, ``extra_body``, ``proxy`` (direct: an httpx proxy URL; the
+            ``HTTPS_PROXY`` environment variable is honoured too) and ``verify``.
     """
 
     def __init__(
@@ -85,6 +110,7 @@ class LM(BaseLM):
         backoff: float = 0.5,
         max_backoff: float = 60.0,
         context_window: int | None = None,
+        transport: str = "auto",
         **kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -103,6 +129,18 @@ class LM(BaseLM):
             self.params["temperature"] = temperature
         if max_tokens is not None:
             self.params["max_tokens"] = max_tokens
+        #: The transport asked for: ``"auto"``, ``"direct"`` or ``"litellm"``.
+        self.transport = transport
+        self._route = _http.choose_transport(model, transport, self.params)
+        module = _http if self._route == "direct" else _litellm
+        self._send: _Send = module.send
+        self._asend: _ASend = module.asend
+        self._translate: _Translate = module.translate_error
+
+    @property
+    def resolved_transport(self) -> str:
+        """The transport requests go through: ``"direct"`` (httpx) or ``"litellm"``."""
+        return self._route
 
     @property
     def kwargs(self) -> dict[str, Any]:
@@ -125,6 +163,7 @@ class LM(BaseLM):
             "backoff": self.backoff,
             "max_backoff": self.max_backoff,
             "context_window": self.context_window,
+            "transport": self.transport,
             "cache": self.cache is not False,
             "kwargs": {k: jsonable(v) for k, v in public_params(self.params).items()},
         }
@@ -155,16 +194,25 @@ class LM(BaseLM):
 
     @functools.cached_property
     def _capabilities(self) -> dict[str, Any]:
-        return _litellm.model_capabilities(self.model)
+        if self._route == "litellm":
+            return dict(_litellm.model_capabilities(self.model))
+        # Every OpenAI-compatible server takes {"type": "json_object"}; schema support and
+        # the window come from litellm's map, read without importing litellm.
+        info = model_info(self.model)
+        return {
+            "response_schema": bool(info and info.supports_response_schema),
+            "json_mode": True,
+            "max_input_tokens": info.max_input_tokens if info else None,
+        }
 
     @property
     def supports_response_schema(self) -> bool:  # type: ignore[override]
-        """Whether litellm says the model accepts a JSON schema as ``response_format``."""
+        """Whether the model map says the model takes a JSON schema as ``response_format``."""
         return bool(self._capabilities["response_schema"])
 
     @property
     def supports_json_mode(self) -> bool:  # type: ignore[override]
-        """Whether litellm says the model accepts ``{"type": "json_object"}``."""
+        """Whether the model accepts ``{"type": "json_object"}`` (every direct one does)."""
         return bool(self._capabilities["json_mode"])
 
     @property
@@ -208,16 +256,13 @@ class LM(BaseLM):
             # A response without choices (cached before they were refused) is not an answer.
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
-        litellm = _litellm.get_litellm()
+        send = self._send
         attempt = 0
         while True:
             attempt += 1
             try:
-                raw = litellm.completion(**self._litellm_args(messages, params))
-                # Inside the loop: a response with no choices is retried like a 5xx.
-                response = _litellm.to_response(
-                    raw, self.model, time.perf_counter() - start, attempts=attempt
-                )
+                # A response with no choices raises inside: it is retried like a 5xx.
+                response = send(self.model, messages, params, self.timeout, start, attempt)
                 break
             except Exception as exc:
                 error = self._failure(exc, attempt, params)
@@ -237,15 +282,12 @@ class LM(BaseLM):
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
-        litellm = _litellm.get_litellm()
+        asend = self._asend
         attempt = 0
         while True:
             attempt += 1
             try:
-                raw = await litellm.acompletion(**self._litellm_args(messages, params))
-                response = _litellm.to_response(
-                    raw, self.model, time.perf_counter() - start, attempts=attempt
-                )
+                response = await asend(self.model, messages, params, self.timeout, start, attempt)
                 break
             except Exception as exc:
                 error = self._failure(exc, attempt, params)
@@ -254,39 +296,26 @@ class LM(BaseLM):
             await asyncio.to_thread(cache.set, key, response)
         return response
 
-    def _litellm_args(
-        self, messages: list[dict[str, Any]], params: dict[str, Any]
-    ) -> dict[str, Any]:
-        return {
-            **params,
-            "model": self.model,
-            "messages": messages,
-            "timeout": params.get("timeout", self.timeout),
-            # structio retries and caches; litellm's own retries multiply requests (and the
-            # OpenAI client's max_retries adds more), and its cache breaks on hits.
-            "num_retries": 0,
-            "max_retries": 0,
-            "caching": False,
-        }
-
     def _failure(self, exc: Exception, attempt: int, params: Mapping[str, Any]) -> LMError:
         """Translate ``exc``; raise it unless it is retryable and retries remain.
 
         The translated message has every credential of ``params`` (the request's settings)
         and of the environment redacted; ``exc`` stays its ``__cause__`` as it came.
         """
+        # A call may set its own retries (``lm(messages, num_retries=0)``).
+        retries = params.get("num_retries", self.num_retries)
         if isinstance(exc, LMError):
             # Already structio's (a response with no choices): nothing to translate.
-            if not isinstance(exc, _RETRYABLE) or attempt > self.num_retries:
+            if not isinstance(exc, _RETRYABLE) or attempt > retries:
                 raise exc
             return exc
         # The environment too: litellm sends OPENAI_API_KEY and the like when no
         # api_key is set, and a provider may echo it. Read on failures only.
         secrets = secret_values(params, os.environ)
-        error = _litellm.translate_error(exc, self.model, attempt, secrets=secrets)
+        error = self._translate(exc, self.model, attempt, secrets=secrets)
         if error is None:
             raise exc
-        if not isinstance(error, _RETRYABLE) or attempt > self.num_retries:
+        if not isinstance(error, _RETRYABLE) or attempt > retries:
             raise error from exc
         return error
 

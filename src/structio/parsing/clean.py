@@ -10,6 +10,10 @@ __all__ = ["clean"]
 
 _THINK_ANY = re.compile(r"</?think", re.IGNORECASE)
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+# Matched from a closing tag up to the next opening one: ends at the last closing tag there.
+_LAST_CLOSE = re.compile(r".*</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
 
 
 def clean(completion: str) -> str:
@@ -17,24 +21,29 @@ def clean(completion: str) -> str:
 
     A draft ends at the first closing tag after it. A closing tag without its opening one
     (the chat template swallowed it) means the draft is everything before it; a draft that
-    never ends holds no answer. One pass over the tags: linear in the text, whatever it is.
+    never ends holds no answer. Each step is one search, and the tags inside a draft or in
+    a run of closing ones are never visited one by one: linear in the text, and fast on
+    thousands of tags.
     """
     if _THINK_ANY.search(completion) is None:  # the usual case: no draft to drop
         return strip_fence(completion.strip()).strip()
     kept: list[str] = []
     position = 0
-    draft_start: int | None = None
-    for tag in _THINK_TAG.finditer(completion):
-        closing = tag.group(1) == "/"
-        if draft_start is None and not closing:
+    while (tag := _THINK_TAG.search(completion, position)) is not None:
+        if not tag.group(1):  # a draft: it ends at the next closing tag, or never
             kept.append(completion[position : tag.start()])
-            draft_start = tag.start()
-        elif draft_start is not None and closing:
-            draft_start = None
-            position = tag.end()
-        elif closing:  # a close without an open: what came before was the draft
-            kept = []
-            position = tag.end()
-    if draft_start is None:
-        kept.append(completion[position:])
+            close = _THINK_CLOSE.search(completion, tag.end())
+            if close is None:
+                return strip_fence("".join(kept).strip()).strip()
+            position = close.end()
+            continue
+        # A close without an open: what came before was the draft, up to the last closing
+        # tag before the next opening one (each of those is such a close too).
+        opening = _THINK_OPEN.search(completion, tag.end())
+        last = _LAST_CLOSE.match(
+            completion, tag.start(), opening.start() if opening else len(completion)
+        )
+        kept = []
+        position = last.end() if last else tag.end()
+    kept.append(completion[position:])
     return strip_fence("".join(kept).strip()).strip()

@@ -58,10 +58,15 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
     raise ValueError("the text is not JSON")
 
 
-def decode_object(text: str) -> dict[Any, Any] | None:
-    """A ``{...}`` chunk as a dict by the whole ladder, or ``None`` if it is not one."""
+def decode_object(text: str, *, repair: bool = True) -> dict[Any, Any] | None:
+    """A ``{...}`` chunk as a dict by the ladder, or ``None`` if it is not one.
+
+    Args:
+        text: The chunk.
+        repair: Let json-repair read it last (see `decode_json`).
+    """
     try:
-        value = decode_json(text)
+        value = decode_json(text, repair=repair)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -100,7 +105,10 @@ def _json_repaired(text: str) -> Any:
     import json_repair
 
     _check_depth(text)  # json-repair recurses per level and rescans the text at each
-    repaired = json_repair.loads(text)
+    try:
+        repaired = json_repair.loads(text)
+    except AssertionError as error:  # its own checks fail on some text (`{'```json```[`)
+        raise ValueError("json-repair could not read the text") from error
     if repaired == "" and text.strip():
         raise ValueError("json-repair found no JSON")
     _check_nothing_invented(repaired, text)

@@ -69,10 +69,12 @@ class Found:
 _MARKER = re.compile(
     r"\[\[[ \t]{0,8}#{1,3}[ \t]{0,8}([A-Za-z][\w \-]{0,60}?)[ \t]{0,8}#{1,3}[ \t]{0,8}\]\]"
 )
-_DECORATION = re.compile(r"^[\s*_`#>|:~\-]*$")
+# A run of the decoration a marker may stand among and still start or end its line.
+_DECORATION_RUN = re.compile(r"[\s*_`#>|:~\-]*")
 _LEAD_DECORATION = re.compile(r"^[\s*_`~]*:?[\s*_`~]*")
 _TAIL_DECORATION_CHARS = " \t\n\r\f\v*_`#~"
-_FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
+# A line that is a code fence and nothing else, in a text of many lines.
+_FENCE_LINE = re.compile(r"^[^\S\n]*```[\w+-]*[^\S\n]*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:\s+#\s*note:.*)?$", re.DOTALL)
 
 
@@ -85,43 +87,57 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     been seen (what follows is a model inventing more), and an output takes its first
     value that is not an unfilled template, preferring markers that start a line.
     """
+    if "[[" not in text:  # no marker at all, and no need to look at every line for one
+        return None
     by_norm = _by_norm(tuple(names))
     output_set = set(outputs)
     sections = _plain_sections(text, by_norm, output_set)
     if sections is None:
         sections = _all_sections(text, by_norm, output_set)
     found = Found(how="sections")
-    last_lines = sections[-1][2]
+    last = len(sections) - 1
     for prefer_strong in (True, False):
-        for name, strong, lines in sections:
+        for index, (name, strong, body) in enumerate(sections):
             if name not in output_set or name in found.texts or (prefer_strong and not strong):
                 continue
-            value = _section_text(lines)
+            value = _section_text(body)
             placeholder = _PLACEHOLDER.match(value.strip())
             if placeholder and norm(placeholder.group(1)) == norm(name):
                 continue  # the structure echoed from the system message, not a value
             found.texts[name] = value
-            if lines is last_lines:  # no marker after it: it runs to the end of the text
+            if index == last:  # no marker after it: it runs to the end of the text
                 found.open.add(name)
     return found if found.texts else None
 
 
-Section = tuple[str | None, bool, list[str]]  # (output name or None, strong, lines)
+Section = tuple[str | None, bool, str]  # (output name or None, strong, text)
 
 
 def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -> list[Section]:
-    """Split a completion at every splitting marker (see `find_sections`)."""
+    """Split a completion at every splitting marker (see `find_sections`).
+
+    Only the lines that hold a ``[[`` are looked at; the lines between them are sliced off
+    the text whole: a long completion has many lines and few markers.
+    """
     sections: list[tuple[str | None, bool, list[str]]] = [(None, True, [])]
     seen_output = False
-    for line in text.split("\n"):
+    position = 0  # where the text not yet given to a section starts (always a line start)
+    search = 0
+    while (bracket := text.find("[[", search)) != -1:
+        line_start = text.rfind("\n", 0, bracket) + 1
+        line_end = text.find("\n", bracket)
+        line_end = len(text) if line_end == -1 else line_end
+        search = line_end + 1
+        line = text[line_start:line_end]
         splits = _splitting_markers(line)
         if not splits:
-            sections[-1][2].append(line)
             continue
+        if line_start > position:  # the lines before this one, whole
+            sections[-1][2].append(text[position : line_start - 1])
+        position = line_end + 1
         head = line[: splits[0][0].start()].rstrip(_TAIL_DECORATION_CHARS)
         if head.strip():
             sections[-1][2].append(head)
-        stop = False
         for index, (match, strong) in enumerate(splits):
             end = splits[index + 1][0].start() if index + 1 < len(splits) else len(line)
             rest = _LEAD_DECORATION.sub("", line[match.end() : end], count=1)
@@ -130,13 +146,16 @@ def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -
             name = by_norm.get(label)
             if label == "completed" and seen_output:
                 sections.append((None, True, []))  # it closes the section before it
-                stop = True
-                break
+                return _joined(sections)
             seen_output = seen_output or name in output_set
             sections.append((name, strong, [rest] if rest.strip() else []))
-        if stop:
-            break
-    return sections
+    if position <= len(text):  # the lines after the last marker
+        sections[-1][2].append(text[position:])
+    return _joined(sections)
+
+
+def _joined(sections: list[tuple[str | None, bool, list[str]]]) -> list[Section]:
+    return [(name, strong, "\n".join(parts)) for name, strong, parts in sections]
 
 
 # A completion as the adapter asks for it: each marker exactly as written, alone on its line.
@@ -155,34 +174,35 @@ def _plain_sections(
         return None
     # Each marker takes its whole line, so every piece but the first starts with that
     # line's end, and every piece but the last ends with the line end before a marker.
-    head = pieces[0]
-    sections: list[Section] = [(None, True, head[:-1].split("\n") if head else [])]
+    sections: list[Section] = [(None, True, pieces[0][:-1])]
     seen_output = False
     last = len(pieces) - 2
     for index in range(1, len(pieces), 2):
         label = norm(pieces[index])
         if label == "completed" and seen_output:
-            sections.append((None, True, []))  # it closes the section before it
+            sections.append((None, True, ""))  # it closes the section before it
             break
         name = by_norm.get(label)
         seen_output = seen_output or name in output_set
         body = pieces[index + 1]
-        if index == last:
-            lines = body[1:].split("\n") if body else []
-        else:
-            lines = body[1:-1].split("\n") if len(body) >= 2 else []
-        sections.append((name, True, lines))
+        sections.append((name, True, body[1:] if index == last else body[1:-1]))
     return sections
 
 
 def _splitting_markers(line: str) -> list[tuple[re.Match[str], bool]]:
     if "[[" not in line:  # most lines: no marker at all
         return []
-    matches = list(_MARKER.finditer(line))
+    # Where the decoration that starts the line ends and where that ending it starts: found
+    # once, not by looking at what comes before and after each marker (a long line with
+    # many markers would be read again for each).
+    lead = _DECORATION_RUN.match(line)
+    trail = _DECORATION_RUN.match(line[::-1])
+    lead_end = lead.end() if lead else 0
+    trail_start = len(line) - (trail.end() if trail else 0)
     splits: list[tuple[re.Match[str], bool]] = []
-    for match in matches:
-        at_start = not splits and bool(_DECORATION.match(line[: match.start()]))
-        at_end = bool(_DECORATION.match(line[match.end() :]))
+    for match in _MARKER.finditer(line):
+        at_start = not splits and match.start() <= lead_end
+        at_end = match.end() >= trail_start
         if at_start or at_end:
             splits.append((match, True))
         elif splits:
@@ -190,18 +210,27 @@ def _splitting_markers(line: str) -> list[tuple[re.Match[str], bool]]:
     return splits
 
 
-def _section_text(lines: list[str]) -> str:
-    fences = [i for i, line in enumerate(lines) if _FENCE_LINE.match(line)]
-    if len(fences) % 2 == 1:
-        # An unpaired fence line belongs to a fence around the whole answer, not the value.
-        drop = fences[-1] if fences[-1] == len(lines) - 1 else fences[0]
-        lines = lines[:drop] + lines[drop + 1 :]
-    return "\n".join(lines).strip()
+def _section_text(text: str) -> str:
+    # Searched in the whole text, not line by line: a long value has many lines.
+    if "```" not in text or len(_FENCE_LINE.findall(text)) % 2 == 0:
+        return text.strip()
+    # An unpaired fence line belongs to a fence around the whole answer, not the value: the
+    # last line if it is one, else the first fence line (never the last line, so a line
+    # end follows it).
+    last_line = text.rfind("\n") + 1
+    if _FENCE_LINE.fullmatch(text, last_line):
+        return text[: max(last_line - 1, 0)].strip()
+    first = _FENCE_LINE.search(text)
+    if first is None:  # cannot happen: there is an odd number of them
+        return text.strip()
+    return (text[: first.start()] + text[first.end() + 1 :]).strip()
 
 
 # -- Field: value lines ---------------------------------------------------------------------
 
 _LABEL_LINE = re.compile(r"^[\s*_#>\-]*([A-Za-z][\w \-]{0,40}?)[\s*_`]*:[\s*_`]*(.*)$")
+# A line that may be a label line: it has a colon (checked exactly by `_LABEL_LINE`).
+_COLON_LINE = re.compile(r"^[^\n:]*:[^\n]*", re.MULTILINE)
 
 
 def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) -> Found | None:
@@ -211,23 +240,32 @@ def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) ->
     next labelled line.
     """
     by_norm = {norm(n): n for n in names}
+    # Each value as its label line's rest and where the lines after it start; it ends where
+    # the next line labelled with a field starts. Only lines with a colon are looked at,
+    # found by one search: a long completion has many lines.
+    starts: dict[str, tuple[str, int]] = {}
+    ends: dict[str, int] = {}
     current: str | None = None
-    collected: dict[str, list[str]] = {}
-    for line in text.split("\n"):
-        match = _LABEL_LINE.match(line)
+    for line in _COLON_LINE.finditer(text):
+        match = _LABEL_LINE.match(line.group())
         name = by_norm.get(norm(match.group(1))) if match else None
-        if match and name is not None:
-            current = name if name not in collected else None
-            if current is not None:
-                collected[current] = [match.group(2).rstrip(_TAIL_DECORATION_CHARS)]
-        elif current is not None:
-            collected[current].append(line)
+        if match is None or name is None:
+            continue
+        if current is not None:
+            ends[current] = line.start()
+        current = name if name not in starts else None
+        if current is not None:
+            starts[current] = (match.group(2).rstrip(_TAIL_DECORATION_CHARS), line.end() + 1)
     found = Found(how="labels")
     for name in outputs:
-        if name in collected:
-            found.texts[name] = "\n".join(collected[name]).strip()
-    if collected:  # a value runs on to the next label, so the last runs to the end
-        found.open.add(next(reversed(collected)))
+        if name in starts:
+            first, rest = starts[name]
+            end = ends.get(name, len(text) + 1)
+            found.texts[name] = (
+                first + "\n" + text[rest : end - 1] if rest < end else first
+            ).strip()
+    if starts:  # a value runs on to the next label, so the last runs to the end
+        found.open.add(next(reversed(starts)))
     required = [name for name, needed in outputs.items() if needed]
     if not found.texts or any(name not in found.texts for name in required):
         return None
@@ -250,7 +288,7 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
     output_list = list(outputs)
     by_norm = {norm(n): n for n in output_list}
     best: tuple[int, Found] | None = None
-    for obj, complete in _objects(strip_fence(text)):
+    for obj, complete in _objects(strip_fence(text), tuple(by_norm)):
         found, score = _fit(obj, by_norm)
         if complete is not None:
             # Cut off: only members before the last top-level comma are whole. Any other
@@ -284,11 +322,18 @@ def _matched_keys(obj: Mapping[Any, Any], by_norm: Mapping[str, str]) -> dict[An
     return {key: name for name, key in chosen.items()}
 
 
-def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
-    """Every top-level ``{...}`` in the text, decoded.
+def _objects(
+    text: str, names: tuple[str, ...]
+) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
+    """Every top-level ``{...}`` in the text that may name an output, decoded.
 
     Each comes with ``None`` when it is closed, or, when the text cuts it off, with the
     members that were complete (those before its last top-level comma).
+
+    A chunk whose text spells none of the outputs' ``names`` (normalized; see `_spellings`)
+    can give no output, and neither can a chunk inside it: it is passed over whole, not
+    decoded. Decoding is what costs, so code full of braces is scanned, not decoded chunk
+    by chunk.
     """
     if text.startswith("{") and text.endswith("}"):  # the usual answer: one whole object
         try:
@@ -297,8 +342,17 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
             whole = None
         if isinstance(whole, dict):
             return [(whole, None)]
+    spellings = _spellings(names)
+    if spellings is not None and not _may_name(text, spellings):
+        return []  # every chunk is part of the text: none can name an output
     found: list[tuple[dict[Any, Any], dict[Any, Any] | None]] = []
     position = 0
+    # A chunk that cannot be read is searched for objects inside it, which json-repair (the
+    # costly step) then reads again. Such rereading is limited to the length of the text in
+    # all; past that, chunks inside are read as JSON or Python literals only. Without the
+    # limit each level of nesting would be repaired again, the whole chunk each time.
+    failed_until = -1
+    rereading = len(text)
     while True:
         start = text.find("{", position)
         if start == -1:
@@ -308,7 +362,18 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
         except ValueError:  # nested too deep to be an answer: nothing more to read
             return found
         chunk = text[start : end + 1] if end != -1 else text[start:]
-        obj = decode_object(chunk)
+        if spellings is not None and not _may_name(chunk, spellings):
+            if end == -1:
+                return found
+            position = end + 1
+            continue
+        nested = start <= failed_until
+        repair = not nested or len(chunk) <= rereading
+        if nested and repair:
+            rereading -= len(chunk)
+        obj = decode_object(chunk, repair=repair)
+        if obj is None:
+            failed_until = max(failed_until, end if end != -1 else len(text))
         if obj is not None:
             complete = None
             if end == -1:
@@ -321,6 +386,47 @@ def _objects(text: str) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
         if end == -1:
             return found
         position = end + 1 if obj is not None else start + 1
+
+
+# A key is spelled in the text of its chunk: its letters and digits are there in order, with
+# at most quotes, spaces and punctuation between them (`"ans" "wer"` is one Python string).
+# The bytes that are neither: deleted from the chunk's ASCII bytes, they leave its spelling.
+_NOT_SPELLING = bytes(b for b in range(128) if not chr(b).isdigit() and not chr(b).islower())
+# What a key that is no string prints as (`1e-07`, `-1e999` as `inf`, `1j`, `...` as
+# `Ellipsis`): text that spells no such name may still hold it as a number.
+_NUMBER_SPELLING = re.compile(r"[0-9aefijn]+|ellipsis")
+
+
+@functools.lru_cache(maxsize=1024)
+def _spellings(names: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The outputs' normalized names as `_may_name` looks for them, or ``None`` if it cannot.
+
+    Only ASCII names are looked for (lowercasing other letters may change their number or,
+    for a final sigma, depend on the letters around them), and none that a number's key
+    prints as.
+    """
+    if any(not n.isascii() or _NUMBER_SPELLING.fullmatch(n) for n in names):
+        return None
+    return names
+
+
+def _may_name(chunk: str, spellings: tuple[str, ...]) -> bool:
+    r"""Whether a key read from ``chunk`` by any step of the ladder may name an output.
+
+    A key that names an output is the output's name once case, spaces, ``_`` and ``-`` are
+    set aside (`norm`); every step reads its keys from the chunk's own characters, so the
+    chunk's letters and digits hold that name in order. An escape (``\u0061nswer``)
+    writes a letter with other characters: a chunk with a backslash may name anything.
+    """
+    if "\\" in chunk:
+        return True
+    lowered = chunk.lower()
+    if any(name in lowered for name in spellings):  # spelled as it is, the usual case
+        return True
+    # Other characters than ASCII letters and digits only separate: dropping them and then
+    # the other ASCII bytes leaves the letters and digits, in order (C speed, not a regex).
+    letters = lowered.encode("ascii", "ignore").translate(None, _NOT_SPELLING).decode()
+    return any(name in letters for name in spellings)
 
 
 def bare_value(outputs: Mapping[str, bool], text: str) -> Found | None:

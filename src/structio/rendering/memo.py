@@ -6,6 +6,11 @@ hashable *copy of its content* (`freeze`): equal content gives the same text, so
 stale can be served even when the caller mutates a dict between calls. Values whose
 rendering might depend on more than their type and content are not frozen, and such a turn
 is rendered afresh every time.
+
+Each cache keeps what was used most recently, up to `DEFAULT_MAX_BYTES` of keys and text:
+a 6,000-turn history, or a hundred chats on one signature, stay cached where a fixed count
+of 4,096 entries was too few. Past the budget the least recently used go, at O(1) each, so
+a miss costs the same however full the cache (`structio._util.lru`).
 """
 
 from __future__ import annotations
@@ -15,14 +20,20 @@ import decimal
 import enum
 import marshal
 import sys
-import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
+from structio._util.lru import ENTRY_OVERHEAD, LRU, approx_size
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
+from structio.rendering.prompt import Part
 from structio.signatures.history import History
 
-__all__ = ["RenderCache", "Unfreezable", "freeze"]
+__all__ = ["DEFAULT_MAX_BYTES", "RenderCache", "Unfreezable", "freeze"]
+
+#: What one render cache (one signature under one adapter's options) may hold: keys and
+#: rendered text, approximately. A turn of a few hundred characters costs about 1.5 KiB,
+#: so 32 MiB holds some 20,000 turns.
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 T = TypeVar("T")
 _NONE = type(None)
@@ -97,12 +108,27 @@ def _kind(t: type) -> int:
 
 
 class RenderCache:
-    """A bounded map from frozen content to what it rendered to (oldest entries go first)."""
+    """What demos and turns rendered to, by frozen content; least recently used out first.
 
-    def __init__(self, size: int = 4096) -> None:
-        self._items: dict[Hashable, Any] = {}
-        self._size = size
-        self._lock = threading.Lock()
+    Bounded by bytes (`DEFAULT_MAX_BYTES`), not by a count of entries. Shared by the
+    threads of a batch: a hit takes no lock.
+
+    Args:
+        max_bytes: The budget for keys and rendered text, approximately.
+    """
+
+    __slots__ = ("_lru",)
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self._lru: LRU[Hashable, Any] = LRU(max_bytes)
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    @property
+    def nbytes(self) -> int:
+        """The approximate bytes held (never above the budget)."""
+        return self._lru.nbytes
 
     def get(self, key: Callable[[], Hashable], render: Callable[[], T]) -> T:
         """``render()``, or what it gave before for the same key.
@@ -114,17 +140,33 @@ class RenderCache:
         except Unfreezable:
             return render()
         try:
-            found = self._items.get(frozen)
+            found = self._lru.get(frozen)
         except TypeError:  # an unhashable value inside a model field, say
             return render()
         if found is None:
             found = render()
-            with self._lock:
-                if len(self._items) >= self._size:
-                    self._items.pop(next(iter(self._items)))
-                self._items[frozen] = found
+            self._lru.put(frozen, found, ENTRY_OVERHEAD + approx_size(frozen) + _size(found))
         result: T = found
         return result
+
+
+def _size(rendered: object) -> int:
+    """About how many bytes a rendering holds: the tuple, its parts and their text."""
+    if type(rendered) is not tuple:
+        return approx_size(rendered)
+    total = _TUPLE + _REFERENCE * len(rendered)
+    for part in rendered:
+        if type(part) is Part:
+            total += _PART + len(part.content) + len(part.name)
+        else:
+            total += approx_size(part)
+    return total
+
+
+# A part besides its text: the object (4 slots) and two string headers (49 bytes each on
+# CPython 3.11, as `approx_size` counts them); a tuple, and a reference in it.
+_PART = 72 + 2 * 49
+_TUPLE, _REFERENCE = 48, 8
 
 
 def freeze_fields(values: Mapping[str, Any]) -> Hashable:

@@ -8,24 +8,32 @@ A chat is counted by one function, `count_chat`, whose framing is a parameter: a
 ``token_count`` is its contents alone (`NO_FRAMING`, the budget truncation works with),
 while fine-tuning limits count as OpenAI does (`OPENAI_FRAMING`, 3 tokens a message and 3
 for the reply), so the same chat of 4 messages counts 15 more there.
+
+A tokenizer remembers the *count* of each text it counted (truncation and limits need no
+more), least recently used out first, within `DEFAULT_COUNT_CACHE_BYTES`. The tokens
+`Tokenizer.encode` returns are kept apart, in a smaller cache (`DEFAULT_TOKEN_CACHE_BYTES`):
+they cost about 40 bytes a token, where a count costs one entry.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from structio._util.lru import ENTRY_OVERHEAD, LRU
 from structio.exceptions import TokenizerError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "DEFAULT_COUNT_CACHE_BYTES",
     "DEFAULT_ENCODING",
+    "DEFAULT_TOKEN_CACHE_BYTES",
     "NO_FRAMING",
     "OPENAI_FRAMING",
     "ChatFraming",
@@ -38,6 +46,15 @@ __all__ = [
 DEFAULT_ENCODING = "o200k_base"
 EncodeFunc = Callable[[str], list[int]]
 
+#: What a tokenizer's cache of counts may hold, approximately: each text (as if the cache
+#: alone kept it alive) and about 200 bytes for its entry; some 100,000 chat messages of a
+#: few hundred characters.
+DEFAULT_COUNT_CACHE_BYTES = 64 * 1024 * 1024
+#: What a tokenizer's cache of token lists may hold: about 40 bytes a token (a tuple slot
+#: and an int), so some 400,000 tokens.
+DEFAULT_TOKEN_CACHE_BYTES = 16 * 1024 * 1024
+_TOKEN_BYTES = 40
+
 # tiktoken names its cached files after the SHA-1 of the download URL; litellm ships these.
 _LITELLM_FILES = {
     "o200k_base": "fb374d419588a4632f3f557e76b4b70aebbca790",
@@ -48,23 +65,31 @@ _TOKENIZERS: dict[str, Tokenizer] = {}
 
 
 class Tokenizer:
-    """Encodes text into tokens, remembering the tokens of texts it has seen.
+    """Encodes text into tokens, remembering the token counts of texts it has seen.
 
     A long chat re-renders the same messages turn after turn; with the cache each message
-    is encoded once.
+    is encoded once. Both caches are bounded by bytes, least recently used out first, and
+    safe to share between threads.
 
     Args:
         encode: The function that turns text into token ids.
         name: A name for messages and repr (the encoding's, or the function's).
-        cache_size: How many distinct texts to remember.
+        count_cache_bytes: The budget of the cache of counts (texts and entries).
+        token_cache_bytes: The budget of the cache of token lists (`encode`).
     """
 
-    def __init__(self, encode: EncodeFunc, name: str, *, cache_size: int = 16384) -> None:
+    def __init__(
+        self,
+        encode: EncodeFunc,
+        name: str,
+        *,
+        count_cache_bytes: int = DEFAULT_COUNT_CACHE_BYTES,
+        token_cache_bytes: int = DEFAULT_TOKEN_CACHE_BYTES,
+    ) -> None:
         self._encode = encode
         self.name = name
-        self._cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
+        self._counts: LRU[str, int] = LRU(count_cache_bytes)
+        self._tokens: LRU[str, tuple[int, ...]] = LRU(token_cache_bytes)
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r})"
@@ -74,30 +99,39 @@ class Tokenizer:
 
         Args:
             text: The text to encode.
-            cache: Remember the result. Pass ``False`` for text that will not come again
-                (a stream of distinct rows), so the cache keeps the texts that do.
+            cache: Remember the result (its tokens, and its count). Pass ``False`` for text
+                that will not come again (a stream of distinct rows), so the cache keeps
+                the texts that do.
         """
-        with self._lock:
-            cached = self._cache.get(text)
-            if cached is not None:
-                self._cache.move_to_end(text)
-                return cached
+        cached = self._tokens.get(text)
+        if cached is not None:
+            return cached
         tokens = tuple(self._encode(text))
         if cache:
-            with self._lock:
-                self._cache[text] = tokens
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+            entry = ENTRY_OVERHEAD + sys.getsizeof(text)
+            self._tokens.put(text, tokens, entry + _TOKEN_BYTES * len(tokens))
+            self._counts.put(text, len(tokens), entry)
         return tokens
 
     def count(self, text: str, *, cache: bool = True) -> int:
-        """How many tokens ``text`` has (``cache`` as in `encode`)."""
-        return len(self.encode(text, cache=cache))
+        """How many tokens ``text`` has (``cache`` as in `encode`; only the count is kept)."""
+        counted = self._counts.get(text)
+        if counted is not None:
+            return counted
+        counted = len(self._encode(text))
+        if cache:
+            self._counts.put(text, counted, ENTRY_OVERHEAD + sys.getsizeof(text))
+        return counted
+
+    @property
+    def cache_bytes(self) -> int:
+        """The approximate bytes its caches hold (counts and token lists together)."""
+        return self._counts.nbytes + self._tokens.nbytes
 
     def clear(self) -> None:
-        """Forget every cached encoding (to free memory, or to measure cold encoding)."""
-        with self._lock:
-            self._cache.clear()
+        """Forget every cached count and encoding (to free memory, or to measure cold)."""
+        self._counts.clear()
+        self._tokens.clear()
 
 
 def get_tokenizer(

@@ -1,0 +1,184 @@
+"""A loopback OpenAI-compatible server for `calls.py`: fast, keep-alive, standard library only.
+
+Run as a script it listens on ``127.0.0.1`` (a free port), prints its base URL
+(``http://127.0.0.1:PORT/v1``) on one line of standard output, and serves until its
+standard input closes (its parent ended) or it is sent SIGTERM. It runs in its own
+process so that its CPU time is never counted in the measuring process's
+``time.process_time()``, and it never holds that process's GIL.
+
+Every ``POST .../chat/completions`` gets the same canned ``chat.completion`` (usage
+included) whose one message is a complete ChatAdapter answer for ``question -> answer``:
+the same format structio's and DSPy's ChatAdapter read. ``GET /_stats`` answers
+``{"requests": N}``, the chat completions served so far, so the benchmark can check that
+each call made exactly one request (no cache hit, no retry). Anything else is a 404.
+
+HTTP/1.1 only: request line, headers, a ``Content-Length`` or chunked body; connections
+stay open (keep-alive) unless the client asks to close; pipelined requests are answered
+in order. Written on ``asyncio.Protocol`` rather than streams: a request costs one
+``data_received`` and one ``write``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+
+ANSWER = "[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]"
+
+COMPLETION = {
+    "id": "chatcmpl-loopback",
+    "object": "chat.completion",
+    "created": 1_700_000_000,
+    "model": "test",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": ANSWER},
+            "logprobs": None,
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129},
+    "system_fingerprint": None,
+}
+
+_MAX_HEAD = 64 * 1024
+
+
+def _response(status: str, body: bytes, *, close: bool = False) -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        f"connection: {'close' if close else 'keep-alive'}\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+_OK = _response("200 OK", json.dumps(COMPLETION).encode())
+_NOT_FOUND = _response("404 Not Found", b'{"error": {"message": "not found"}}')
+_BAD = _response("400 Bad Request", b'{"error": {"message": "bad request"}}', close=True)
+
+
+class _Stats:
+    requests = 0
+
+
+def _chunked(buffer: bytearray, start: int) -> int | None:
+    """The end offset of a chunked body beginning at ``start``, or None if incomplete."""
+    pos = start
+    while True:
+        eol = buffer.find(b"\r\n", pos)
+        if eol < 0:
+            return None
+        size = int(bytes(buffer[pos:eol]).split(b";", 1)[0].strip() or b"0", 16)
+        pos = eol + 2
+        if size == 0:
+            # Optional trailers, then an empty line.
+            while True:
+                eol = buffer.find(b"\r\n", pos)
+                if eol < 0:
+                    return None
+                if eol == pos:
+                    return eol + 2
+                pos = eol + 2
+        if len(buffer) < pos + size + 2:
+            return None
+        pos += size + 2
+
+
+class _Connection(asyncio.Protocol):
+    """One client connection: parse each request from the buffer, answer it at once."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        try:
+            while self._one_request():
+                pass
+        except (ValueError, IndexError):
+            if self.transport is not None:
+                self.transport.write(_BAD)
+                self.transport.close()
+
+    def _one_request(self) -> bool:
+        """Answer the first complete request in the buffer; False if there is none."""
+        buffer, transport = self.buffer, self.transport
+        if transport is None or transport.is_closing():
+            return False
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buffer) > _MAX_HEAD:
+                raise ValueError("request head too long")
+            return False
+        lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
+        method, target, version = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip().lower()
+        body_start = end + 4
+        if "chunked" in headers.get("transfer-encoding", ""):
+            body_end = _chunked(buffer, body_start)
+            if body_end is None:
+                return False
+        else:
+            body_end = body_start + int(headers.get("content-length", "0"))
+            if len(buffer) < body_end:
+                return False
+        del buffer[:body_end]
+        path = target.split("?", 1)[0]
+        if method == "POST" and path.endswith("/chat/completions"):
+            _Stats.requests += 1
+            transport.write(_OK)
+        elif method == "GET" and path == "/_stats":
+            transport.write(_response("200 OK", json.dumps({"requests": _Stats.requests}).encode()))
+        else:
+            transport.write(_NOT_FOUND)
+        connection = headers.get("connection", "")
+        if connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive"):
+            transport.close()
+            return False
+        return True
+
+
+async def serve() -> None:
+    """Listen, print the base URL, and serve until stdin closes or SIGTERM arrives."""
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(_Connection, "127.0.0.1", 0, backlog=1024)
+    port = server.sockets[0].getsockname()[1]
+    done = loop.create_future()
+
+    def stop() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_signal_handler(signal.SIGTERM, stop)
+    loop.add_signal_handler(signal.SIGINT, stop)
+    # The parent holds our stdin open; when it ends, for any reason, stdin reads EOF.
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+    async def watch_stdin() -> None:
+        while await reader.read(4096):
+            pass
+        stop()
+
+    watcher = asyncio.ensure_future(watch_stdin())
+    print(f"http://127.0.0.1:{port}/v1", flush=True)
+    async with server:
+        await done
+    watcher.cancel()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve())

@@ -1,0 +1,127 @@
+"""A provider's failure as structio's error: one wording, whichever transport saw it.
+
+Both transports (`structio.lm._http`, the direct one, and `structio.lm._litellm`) build
+their errors here, so a rate limit or a rejected key reads the same on either path.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from structio._util.secrets import redact
+from structio.exceptions import (
+    AuthenticationError,
+    BadRequestError,
+    ContextWindowExceededError,
+    LMConnectionError,
+    LMError,
+    LMTimeoutError,
+    RateLimitError,
+    ServerError,
+)
+
+__all__ = [
+    "CONTEXT_HINT",
+    "TIMEOUT_HINT",
+    "context_exceeded_text",
+    "lm_error",
+    "retry_after",
+    "status_error_class",
+]
+
+#: Appended to a context-window error: what the user can do about it.
+CONTEXT_HINT = "; shorten the prompt (fewer demos, truncated history) or use a larger model"
+#: Appended to a timeout: what the user can do about it.
+TIMEOUT_HINT = "; raise timeout= on the LM if the model is slow"
+
+_CONTEXT_PHRASES = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens",
+    re.IGNORECASE,
+)
+
+# What each kind of failure is called in the message.
+_WHAT: dict[type[LMError], str] = {
+    ContextWindowExceededError: "the prompt exceeds the model's context window",
+    AuthenticationError: "authentication failed",
+    RateLimitError: "rate limited",
+    LMTimeoutError: "timed out",
+    BadRequestError: "the request was rejected",
+    LMConnectionError: "cannot reach the server",
+    ServerError: "the server failed",
+}
+
+
+def context_exceeded_text(text: str) -> bool:
+    """Whether an error text says the prompt is too long (in any provider's words)."""
+    return bool(_CONTEXT_PHRASES.search(text))
+
+
+def status_error_class(status: int) -> type[LMError]:
+    """The error class of an HTTP status (the context window is told apart by the caller)."""
+    if status in (401, 403):
+        return AuthenticationError
+    if status == 429:
+        return RateLimitError
+    if status == 408:
+        return LMTimeoutError
+    if 400 <= status < 500:
+        return BadRequestError
+    return ServerError
+
+
+def lm_error(
+    cls: type[LMError],
+    *,
+    model: str,
+    provider: str | None,
+    attempts: int,
+    detail: str,
+    status: int | None = None,
+    retry_after: float | None = None,
+    secrets: Sequence[str] = (),
+    what: str | None = None,
+) -> LMError:
+    """The error to raise: ``"<model> (provider <p>): <what>[ after N attempts]: <detail>"``.
+
+    Every one of ``secrets`` is replaced by ``[redacted]`` in the message: a provider that
+    echoes the API key in its error text does not get it repeated.
+    """
+    where = f"{model} (provider {provider or 'unknown'})"
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if cls is ContextWindowExceededError and CONTEXT_HINT not in detail:
+        detail += CONTEXT_HINT
+    elif cls is LMTimeoutError and TIMEOUT_HINT not in detail:
+        detail += TIMEOUT_HINT
+    text = what or _WHAT.get(cls, "the provider failed")
+    return cls(
+        redact(f"{where}: {text}{tries}: {detail}", secrets),
+        model=model,
+        provider=provider,
+        status_code=status,
+        retry_after=retry_after,
+        attempts=attempts,
+    )
+
+
+def retry_after(headers: Mapping[str, Any] | Any) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date), if sent."""
+    getter = getattr(headers, "get", None)
+    if not callable(getter):
+        return None
+    value = getter("retry-after") or getter("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    import email.utils  # ~7 ms to import, and an HTTP date is rare: only when one comes
+
+    try:
+        parsed = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())

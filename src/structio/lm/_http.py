@@ -1,0 +1,571 @@
+"""The direct transport: OpenAI-compatible chat endpoints over httpx, without litellm.
+
+OpenAI, Azure OpenAI and every server that speaks the same API (vLLM, llama.cpp, Ollama,
+LM Studio, TGI, Groq, Together, OpenRouter, DeepSeek, Fireworks...) are reached with one
+pooled `httpx.Client` (and one `httpx.AsyncClient` per event loop): a call costs about what
+its HTTP request costs. httpx is imported on the first request, never at ``import
+structio``. Errors are translated into structio's tree with the same wording as the litellm
+path (`structio.lm._errors`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import weakref
+from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from structio.exceptions import (
+    AuthenticationError,
+    ConfigurationError,
+    ContextWindowExceededError,
+    LMConnectionError,
+    LMError,
+    LMTimeoutError,
+    ServerError,
+)
+from structio.lm._errors import context_exceeded_text, lm_error, retry_after, status_error_class
+from structio.lm._stream import StreamAssembler, usage_of
+from structio.lm.base import no_choices_error
+from structio.lm.models import cost_of
+from structio.lm.types import Completion, LMResponse
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import httpx
+
+__all__ = [
+    "CLIENT_SETTINGS",
+    "DIRECT_PROVIDERS",
+    "LITELLM_ONLY",
+    "Endpoint",
+    "HTTPStatusError",
+    "Provider",
+    "choose_transport",
+    "endpoint",
+    "send",
+    "asend",
+    "translate_error",
+]
+
+
+class Provider(NamedTuple):
+    """An OpenAI-compatible provider: where it listens and where its key is found.
+
+    Attributes:
+        base_url: The default API base (``None``: ``api_base=`` is required).
+        key_env: Environment variables that may hold the key, first found wins.
+        base_env: Environment variables that may hold the API base.
+        needs_key: Whether a request without a key is refused before it is sent.
+        azure: Azure OpenAI's URL scheme and ``api-key`` header.
+    """
+
+    base_url: str | None
+    key_env: tuple[str, ...]
+    base_env: tuple[str, ...] = ()
+    needs_key: bool = True
+    azure: bool = False
+
+
+#: The model prefixes that go over the direct transport by default, and where they listen.
+DIRECT_PROVIDERS: dict[str, Provider] = {
+    "openai": Provider(
+        "https://api.openai.com/v1", ("OPENAI_API_KEY",), ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+    ),
+    "azure": Provider(
+        None,
+        ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
+        ("AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT"),
+        azure=True,
+    ),
+    "groq": Provider("https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
+    "together_ai": Provider(
+        "https://api.together.xyz/v1",
+        ("TOGETHERAI_API_KEY", "TOGETHER_AI_API_KEY", "TOGETHER_API_KEY"),
+    ),
+    "openrouter": Provider(
+        "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), ("OPENROUTER_API_BASE",)
+    ),
+    "deepseek": Provider("https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",)),
+    "fireworks_ai": Provider(
+        "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY", "FIREWORKS_AI_API_KEY")
+    ),
+    "xai": Provider("https://api.x.ai/v1", ("XAI_API_KEY",)),
+    "hosted_vllm": Provider(
+        None, ("HOSTED_VLLM_API_KEY",), ("HOSTED_VLLM_API_BASE",), needs_key=False
+    ),
+    "lm_studio": Provider(
+        "http://localhost:1234/v1",
+        ("LM_STUDIO_API_KEY",),
+        ("LM_STUDIO_API_BASE",),
+        needs_key=False,
+    ),
+}
+
+#: LM settings that configure the HTTP client or the URL, never sent in the JSON body.
+CLIENT_SETTINGS = frozenset(
+    {
+        "api_base",
+        "base_url",
+        "api_key",
+        "api_version",
+        "azure_ad_token",
+        "organization",
+        "extra_headers",
+        "headers",
+        "extra_body",
+        "timeout",
+        "proxy",
+        "verify",
+        # Retries are structio's (num_retries, read by LM); the OpenAI client's own
+        # max_retries would multiply them, so it is dropped.
+        "num_retries",
+        "max_retries",
+    }
+)
+
+#: Options only litellm understands: asking for them chooses (or requires) its transport.
+LITELLM_ONLY = frozenset(
+    {
+        "custom_llm_provider",
+        "drop_params",
+        "mock_response",
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "base_model",
+        "litellm_logging_obj",
+        "model_list",
+    }
+)
+
+_DEFAULT_AZURE_VERSION = "2024-10-21"
+# OpenAI's reasoning models take max_completion_tokens and refuse max_tokens.
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def _split(model: str) -> tuple[str | None, str]:
+    """The provider prefix of a model string (if it names one we serve) and the rest."""
+    if "/" in model:
+        prefix, name = model.split("/", 1)
+        if prefix in DIRECT_PROVIDERS:
+            return prefix, name
+    return None, model
+
+
+def choose_transport(model: str, transport: str, params: Mapping[str, Any]) -> str:
+    """Which transport serves ``model``: ``"direct"`` or ``"litellm"``.
+
+    ``transport="litellm"`` and ``"direct"`` are obeyed; ``"auto"`` picks direct for the
+    providers of `DIRECT_PROVIDERS` (``openai/...``, ``azure/...``, ``groq/...``...) and for
+    bare OpenAI model names (``"gpt-4o-mini"``), and litellm for every other provider
+    (``anthropic/...``, ``bedrock/...``, ``vertex_ai/...``, ``ollama_chat/...``) or when a
+    litellm-only option is set.
+
+    Raises:
+        ConfigurationError: An unknown ``transport``, or ``"direct"`` for a model that is not
+            OpenAI-compatible and has no ``api_base``.
+    """
+    if transport not in ("auto", "direct", "litellm"):
+        raise ConfigurationError(
+            f"transport must be 'auto', 'direct' or 'litellm', not {transport!r}"
+        )
+    if transport == "litellm":
+        return "litellm"
+    litellm_only = sorted(LITELLM_ONLY.intersection(params))
+    prefix, _ = _split(model)
+    openai_compatible = prefix is not None or ("/" not in model and _is_openai_name(model))
+    if transport == "direct":
+        if litellm_only:
+            raise ConfigurationError(
+                f"{', '.join(litellm_only)} is a litellm option, which the direct transport "
+                f"does not have: pass transport='litellm' to LM({model!r})"
+            )
+        if not openai_compatible and not (params.get("api_base") or params.get("base_url")):
+            raise ConfigurationError(
+                f"transport='direct' needs an OpenAI-compatible model ({model!r} is not one "
+                f"of {', '.join(sorted(DIRECT_PROVIDERS))}/...) or api_base= pointing at an "
+                "OpenAI-compatible server"
+            )
+        return "direct"
+    return "direct" if openai_compatible and not litellm_only else "litellm"
+
+
+def _is_openai_name(model: str) -> bool:
+    from structio.lm.models import model_info  # the map, only for a bare name
+
+    info = model_info(model)
+    return info is not None and info.provider == "openai"
+
+
+class Endpoint(NamedTuple):
+    """Where one request goes: the URL, the headers and the model name in the body."""
+
+    url: str
+    headers: dict[str, str]
+    model: str
+    provider: str
+    client_key: tuple[Any, ...]
+
+
+def _setting(params: Mapping[str, Any], *names: str) -> Any:
+    for name in names:
+        value = params.get(name)
+        if value:
+            return value
+    return None
+
+
+def _env(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
+    """The URL, headers and body model name of a request for ``model`` with ``params``.
+
+    Raises:
+        AuthenticationError: The provider needs a key and none is set (no request is made).
+        ConfigurationError: The provider needs an API base and none is set.
+    """
+    prefix, name = _split(model)
+    provider_name = prefix or "openai"
+    provider = DIRECT_PROVIDERS[provider_name]
+    base = _setting(params, "api_base", "base_url")
+    custom_base = bool(base)
+    base = base or _env(provider.base_env) or provider.base_url
+    if not base:
+        names = " or ".join(provider.base_env)
+        raise ConfigurationError(
+            f"{model}: the {provider_name} provider has no default address; pass api_base= "
+            f"to LM or set {names}"
+        )
+    key = params.get("api_key") or _env(provider.key_env)
+    if not key and provider.needs_key and not custom_base and not params.get("azure_ad_token"):
+        names = " or ".join(provider.key_env)
+        raise lm_error(
+            AuthenticationError,
+            model=model,
+            provider=provider_name,
+            attempts=1,
+            detail=f"no API key; set the environment variable {names} (or pass api_key= to LM)",
+        )
+    headers: dict[str, str] = {"Content-Type": "application/json"}
+    base = str(base).rstrip("/")
+    if provider.azure:
+        version = (
+            params.get("api_version") or os.environ.get("AZURE_API_VERSION")
+        ) or _DEFAULT_AZURE_VERSION
+        url = f"{base}/openai/deployments/{name}/chat/completions?api-version={version}"
+        if key:
+            headers["api-key"] = str(key)
+        elif params.get("azure_ad_token"):
+            headers["Authorization"] = f"Bearer {params['azure_ad_token']}"
+    else:
+        url = f"{base}/chat/completions"
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        organization = params.get("organization")
+        if organization:
+            headers["OpenAI-Organization"] = str(organization)
+    for setting in ("headers", "extra_headers"):
+        extra = params.get(setting)
+        if isinstance(extra, Mapping):
+            headers.update({str(k): str(v) for k, v in extra.items()})
+    client_key = (params.get("proxy"), params.get("verify", True))
+    return Endpoint(url, headers, name, provider_name, client_key)
+
+
+def request_body(
+    point: Endpoint, messages: list[dict[str, Any]], params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The JSON body: the model, the messages, and every parameter that is not a setting."""
+    body: dict[str, Any] = {"model": point.model, "messages": messages}
+    for name, value in params.items():
+        if name not in CLIENT_SETTINGS:
+            body[name] = value
+    if (
+        point.provider == "openai"
+        and "max_tokens" in body
+        and point.model.startswith(_REASONING_PREFIXES)
+    ):
+        body.setdefault("max_completion_tokens", body.pop("max_tokens"))
+    extra = params.get("extra_body")
+    if isinstance(extra, Mapping):
+        body.update(extra)
+    return body
+
+
+# -- the pooled clients -------------------------------------------------------------------------
+
+_LOCK = threading.Lock()
+_CLIENTS: dict[tuple[Any, ...], httpx.Client] = {}
+# One async client per event loop: httpx's connections belong to the loop that opened them.
+_ASYNC_CLIENTS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[Any, ...], tuple[httpx.AsyncClient, Any]]
+] = weakref.WeakKeyDictionary()
+
+
+def _limits() -> httpx.Limits:
+    import httpx
+
+    # Keep-alive for a whole batch's worth of workers: closing and reopening connections
+    # costs more CPU than the request itself.
+    return httpx.Limits(max_connections=None, max_keepalive_connections=256)
+
+
+def _client(key: tuple[Any, ...]) -> httpx.Client:
+    client = _CLIENTS.get(key)
+    if client is None:
+        with _LOCK:
+            client = _CLIENTS.get(key)
+            if client is None:
+                import atexit
+
+                import httpx
+
+                proxy, verify = key
+                client = httpx.Client(limits=_limits(), proxy=proxy, verify=verify)
+                if not _CLIENTS:
+                    atexit.register(_close_clients)
+                _CLIENTS[key] = client
+    return client
+
+
+def _close_clients() -> None:
+    with _LOCK:
+        for client in _CLIENTS.values():
+            client.close()
+        _CLIENTS.clear()
+
+
+async def _async_client(key: tuple[Any, ...]) -> httpx.AsyncClient:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    clients = _ASYNC_CLIENTS.get(loop)
+    if clients is None:
+        clients = _ASYNC_CLIENTS.setdefault(loop, {})
+    entry = clients.get(key)
+    if entry is None:
+        import httpx
+
+        proxy, verify = key
+        client = httpx.AsyncClient(limits=_limits(), proxy=proxy, verify=verify)
+        # asyncio.run() closes every async generator still open before it closes the loop:
+        # this one closes the client then, so no connection outlives its loop unclosed.
+        keeper = _close_with_loop(client, loop, key)
+        await keeper.__anext__()
+        entry = clients.setdefault(key, (client, keeper))
+        if entry[0] is not client:  # another task made one meanwhile
+            await keeper.aclose()
+    return entry[0]
+
+
+async def _close_with_loop(
+    client: httpx.AsyncClient, loop: asyncio.AbstractEventLoop, key: tuple[Any, ...]
+) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.aclose()
+        # The entry refers to the loop (through this generator): dropping it lets both go.
+        clients = _ASYNC_CLIENTS.get(loop)
+        if clients is not None and clients.get(key, (None,))[0] is client:
+            del clients[key]
+            if not clients:
+                _ASYNC_CLIENTS.pop(loop, None)
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+
+class HTTPStatusError(Exception):
+    """A response that is not a completion: its status, text and headers, to translate."""
+
+    def __init__(self, status: int | None, text: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {text}" if status else text)
+        self.status = status
+        self.text = text
+        self.headers = dict(headers)
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def send(
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    timeout: float,
+    start: float,
+    attempt: int,
+) -> LMResponse:
+    """Make one request and read its response (raising what `translate_error` reads)."""
+    point = endpoint(model, params)
+    body = request_body(point, messages, params)
+    client = _client(point.client_key)
+    if body.get("stream"):
+        with client.stream(
+            "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+        ) as response:
+            if response.status_code != 200:
+                response.read()
+                raise HTTPStatusError(response.status_code, response.text, response.headers)
+            assembler = StreamAssembler(model, point.provider)
+            for line in response.iter_lines():
+                assembler.feed_line(line)
+        return assembler.response(time.perf_counter() - start, attempt)
+    response = client.post(point.url, content=_encode(body), headers=point.headers, timeout=timeout)
+    return _read(response, model, point.provider, start, attempt)
+
+
+async def asend(
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    timeout: float,
+    start: float,
+    attempt: int,
+) -> LMResponse:
+    """Async form of `send`."""
+    point = endpoint(model, params)
+    body = request_body(point, messages, params)
+    client = await _async_client(point.client_key)
+    if body.get("stream"):
+        async with client.stream(
+            "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+        ) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise HTTPStatusError(response.status_code, response.text, response.headers)
+            assembler = StreamAssembler(model, point.provider)
+            async for line in response.aiter_lines():
+                assembler.feed_line(line)
+        return assembler.response(time.perf_counter() - start, attempt)
+    response = await client.post(
+        point.url, content=_encode(body), headers=point.headers, timeout=timeout
+    )
+    return _read(response, model, point.provider, start, attempt)
+
+
+def _read(
+    response: httpx.Response, model: str, provider: str, start: float, attempt: int
+) -> LMResponse:
+    if response.status_code != 200:
+        raise HTTPStatusError(response.status_code, response.text, response.headers)
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        raise HTTPStatusError(None, f"the response is not JSON: {response.text}", {}) from None
+    if not isinstance(data, dict):
+        raise HTTPStatusError(None, f"the response is not a JSON object: {response.text}", {})
+    return to_response(data, model, provider, time.perf_counter() - start, attempt)
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (some servers send a list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def to_response(
+    data: Mapping[str, Any], model: str, provider: str, latency: float, attempts: int
+) -> LMResponse:
+    """A chat.completion JSON object as an `LMResponse`.
+
+    Raises:
+        ServerError: No choice holds a message (retried like a 5xx).
+    """
+    completions = []
+    for choice in data.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        if not isinstance(message, Mapping):
+            continue
+        calls = message.get("tool_calls")
+        completions.append(
+            Completion(
+                text=_text(message.get("content")),
+                finish_reason=choice.get("finish_reason"),
+                tool_calls=tuple(dict(call) for call in calls) if calls else None,
+            )
+        )
+    if not completions:
+        raise no_choices_error(model, provider=provider, attempts=attempts)
+    usage = usage_of(data.get("usage"))
+    return LMResponse(
+        completions=tuple(completions),
+        model=model,
+        usage=usage,
+        cost=cost_of(model, usage),
+        latency=latency,
+    )
+
+
+def _detail(failure: HTTPStatusError) -> tuple[str, Any]:
+    """The provider's error message and code, from an OpenAI-style error body if it is one."""
+    try:
+        data = json.loads(failure.text)
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, Mapping) else None
+    if isinstance(error, Mapping) and error.get("message"):
+        return str(error["message"]), error.get("code")
+    if isinstance(error, str):
+        return error, None
+    text = failure.text.strip() or f"HTTP {failure.status or '(no status)'}"
+    return (text[:500] + " [...]" if len(text) > 500 else text), None
+
+
+def translate_error(
+    exc: BaseException, model: str, attempts: int, *, secrets: tuple[str, ...] | list[str] = ()
+) -> LMError | None:
+    """Translate a failure of `send` into structio's tree; None if it is not one of ours."""
+    prefix, _ = _split(model)
+    provider = prefix or "openai"
+    common: dict[str, Any] = {
+        "model": model,
+        "provider": provider,
+        "attempts": attempts,
+        "secrets": secrets,
+    }
+    if isinstance(exc, HTTPStatusError):
+        detail, code = _detail(exc)
+        status = exc.status
+        cls: type[LMError] = status_error_class(status) if status else ServerError
+        if status in (400, 413, 422) and (
+            code == "context_length_exceeded" or context_exceeded_text(detail)
+        ):
+            cls = ContextWindowExceededError
+        return lm_error(
+            cls,
+            detail=detail,
+            status=status,
+            retry_after=retry_after(exc.headers),
+            **common,
+        )
+    module = type(exc).__module__
+    if not module.startswith(("httpx", "httpcore")):
+        return None
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return lm_error(LMTimeoutError, detail=_exception_text(exc), **common)
+    if isinstance(exc, httpx.TransportError):
+        return lm_error(LMConnectionError, detail=_exception_text(exc), **common)
+    return lm_error(ServerError, detail=_exception_text(exc), what="the provider failed", **common)
+
+
+def _exception_text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text

@@ -1,0 +1,139 @@
+"""A streamed chat completion put back together: OpenAI's ``chat.completion.chunk`` shape.
+
+Both transports read streams with it: the direct one feeds it the server-sent lines, the
+litellm one the chunks litellm yields (the same shape). A stream that stops before the
+completion does (no ``[DONE]`` and a choice without a finish reason) is a connection
+failure, retried like one; never a shorter answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from structio.exceptions import LMConnectionError, ServerError
+from structio.lm._errors import lm_error
+from structio.lm.base import no_choices_error
+from structio.lm.models import cost_of
+from structio.lm.types import Completion, LMResponse, Usage
+
+__all__ = ["StreamAssembler", "usage_of"]
+
+
+def usage_of(raw: Any) -> Usage:
+    """OpenAI's ``usage`` object as `Usage` (zeros when absent)."""
+    if not isinstance(raw, Mapping):
+        return Usage()
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else 0
+    return Usage(
+        prompt_tokens=int(raw.get("prompt_tokens") or 0),
+        completion_tokens=int(raw.get("completion_tokens") or 0),
+        cached_tokens=int(cached or 0),
+    )
+
+
+class StreamAssembler:
+    """Collects the chunks of one streamed completion into the whole `LMResponse`."""
+
+    def __init__(self, model: str, provider: str | None) -> None:
+        self.model = model
+        self.provider = provider
+        self.texts: dict[int, list[str]] = {}
+        self.reasons: dict[int, str | None] = {}
+        self.calls: dict[int, dict[int, dict[str, Any]]] = {}
+        self.usage: Any = None
+        self.done = False
+
+    def feed_line(self, line: str) -> None:
+        """Read one line of a server-sent event stream."""
+        if not line.startswith("data:"):
+            return  # comments, event names, keep-alives
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            raise self._error(ServerError, f"a streamed chunk is not JSON: {payload}") from None
+        if isinstance(chunk, Mapping):
+            self.feed_chunk(chunk)
+
+    def feed_chunk(self, chunk: Mapping[str, Any]) -> None:
+        """Read one ``chat.completion.chunk`` object."""
+        error = chunk.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, Mapping) else error
+            raise self._error(ServerError, f"the stream reported an error: {message}")
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, Mapping):
+                continue
+            index = int(choice.get("index") or 0)
+            texts = self.texts.setdefault(index, [])
+            delta = choice.get("delta")
+            if isinstance(delta, Mapping):
+                content = delta.get("content")
+                if isinstance(content, str):
+                    texts.append(content)
+                for call in delta.get("tool_calls") or ():
+                    if isinstance(call, Mapping):
+                        self._tool_call(index, call)
+            if choice.get("finish_reason"):
+                self.reasons[index] = choice["finish_reason"]
+
+    def _tool_call(self, index: int, delta: Mapping[str, Any]) -> None:
+        calls = self.calls.setdefault(index, {})
+        call = calls.setdefault(
+            int(delta.get("index") or 0),
+            {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
+        )
+        if delta.get("id"):
+            call["id"] = delta["id"]
+        function = delta.get("function") or {}
+        call["function"]["name"] += function.get("name") or ""
+        call["function"]["arguments"] += function.get("arguments") or ""
+
+    def _error(self, cls: type[ServerError] | type[LMConnectionError], detail: str) -> Exception:
+        return lm_error(cls, model=self.model, provider=self.provider, attempts=1, detail=detail)
+
+    def response(self, latency: float, attempts: int) -> LMResponse:
+        """The whole response, once the stream has ended.
+
+        Raises:
+            LMConnectionError: The stream stopped before every choice finished.
+            ServerError: The stream held no choice at all.
+        """
+        if not self.texts:
+            raise no_choices_error(self.model, provider=self.provider, attempts=attempts)
+        unfinished = [index for index in self.texts if index not in self.reasons]
+        if unfinished and not self.done:
+            raise lm_error(
+                LMConnectionError,
+                model=self.model,
+                provider=self.provider,
+                attempts=attempts,
+                detail="the stream ended before the completion did (no finish reason, no "
+                "[DONE]); the partial text is not an answer",
+            )
+        completions = []
+        for index in sorted(self.texts):
+            calls = self.calls.get(index)
+            completions.append(
+                Completion(
+                    text="".join(self.texts[index]),
+                    finish_reason=self.reasons.get(index),
+                    tool_calls=tuple(calls[i] for i in sorted(calls)) if calls else None,
+                )
+            )
+        usage = usage_of(self.usage)
+        return LMResponse(
+            completions=tuple(completions),
+            model=self.model,
+            usage=usage,
+            cost=cost_of(self.model, usage) if self.usage else None,
+            latency=latency,
+        )

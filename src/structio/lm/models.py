@@ -1,0 +1,129 @@
+"""What structio knows of a model: context window, prices, structured-output support.
+
+Read from the model map litellm ships inside its package
+(``model_prices_and_context_window_backup.json``), found and parsed *without importing
+litellm*: importing litellm costs seconds, reading its map costs ~15 ms, once per process,
+and each model's entry is looked up once and cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import threading
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from structio.lm.types import Usage
+
+__all__ = ["ModelInfo", "cost_of", "model_entry", "model_info", "model_map"]
+
+_MAP_FILE = "model_prices_and_context_window_backup.json"
+_LOCK = threading.Lock()
+_MAP: dict[str, Any] | None = None
+
+
+class ModelInfo(NamedTuple):
+    """One model's entry in litellm's model map.
+
+    Attributes:
+        key: The map's name for the model (``"gpt-4o-mini"``, ``"groq/llama3-8b-8192"``).
+        provider: The provider the map names (``"openai"``, ``"groq"``...).
+        max_input_tokens: The context window in tokens, if the map says.
+        input_cost: USD per prompt token, if known.
+        output_cost: USD per completion token, if known.
+        cached_input_cost: USD per prompt token read from the provider's prompt cache.
+        supports_response_schema: Whether the model takes a JSON schema as
+            ``response_format``.
+    """
+
+    key: str
+    provider: str | None
+    max_input_tokens: int | None
+    input_cost: float | None
+    output_cost: float | None
+    cached_input_cost: float | None
+    supports_response_schema: bool
+
+
+def model_map() -> dict[str, Any]:
+    """The model map litellm ships, read once (empty if its file cannot be found)."""
+    global _MAP
+    if _MAP is None:
+        with _LOCK:
+            if _MAP is None:
+                _MAP = _read_map()
+    return _MAP
+
+
+def _read_map() -> dict[str, Any]:
+    # find_spec of a top-level package locates it without running its __init__.
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / _MAP_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a broken install: no metadata, never a failed call
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def model_entry(model: str) -> tuple[str, dict[str, Any]] | None:
+    """The map's key and raw entry for a model string such as ``"openai/gpt-4o-mini"``.
+
+    The whole string is looked up first, then the name without its provider prefix
+    (``"openai/gpt-4o-mini"`` is the map's ``"gpt-4o-mini"``).
+    """
+    table = model_map()
+    candidates = [model]
+    if "/" in model:
+        candidates.append(model.split("/", 1)[1])
+    for key in candidates:
+        entry = table.get(key)
+        if isinstance(entry, dict) and key != "sample_spec":
+            return key, entry
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def model_info(model: str) -> ModelInfo | None:
+    """What the map says of a model string (looked up as `model_entry` does), or None."""
+    found = model_entry(model)
+    return _info(*found) if found else None
+
+
+def _info(key: str, entry: dict[str, Any]) -> ModelInfo:
+    def number(name: str) -> float | None:
+        value = entry.get(name)
+        return float(value) if isinstance(value, (int, float)) else None
+
+    window = entry.get("max_input_tokens")
+    return ModelInfo(
+        key=key,
+        provider=entry.get("litellm_provider"),
+        max_input_tokens=int(window) if isinstance(window, (int, float)) and window else None,
+        input_cost=number("input_cost_per_token"),
+        output_cost=number("output_cost_per_token"),
+        cached_input_cost=number("cache_read_input_token_cost"),
+        supports_response_schema=bool(entry.get("supports_response_schema")),
+    )
+
+
+def cost_of(model: str, usage: Usage) -> float | None:
+    """What ``usage`` costs in USD by the map's per-token prices, or None if unknown.
+
+    Prompt tokens read from the provider's prompt cache are priced at the cached rate
+    when the map has one.
+    """
+    info = model_info(model)
+    if info is None or info.input_cost is None or info.output_cost is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    cached_rate = info.cached_input_cost if info.cached_input_cost is not None else info.input_cost
+    return (
+        (usage.prompt_tokens - cached) * info.input_cost
+        + cached * cached_rate
+        + usage.completion_tokens * info.output_cost
+    )
