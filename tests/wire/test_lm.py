@@ -145,9 +145,13 @@ def test_rejected_key_is_an_authentication_error(server: OpenAIServer, make_lm: 
     assert len(server.requests) == 1
 
 
-def test_missing_key_names_the_environment_variable() -> None:
+@pytest.mark.parametrize("transport", ["direct", "litellm"])
+def test_missing_key_names_the_environment_variable(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(sio.AuthenticationError) as info:
-        sio.LM("openai/gpt-4o-mini", cache=False)(MESSAGES)
+        sio.LM("openai/gpt-4o-mini", cache=False, transport=transport)(MESSAGES)
     assert "set the environment variable OPENAI_API_KEY" in str(info.value)
     assert info.value.attempts == 1
 

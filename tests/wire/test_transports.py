@@ -217,6 +217,7 @@ def test_the_direct_transport_goes_through_a_proxy(
     "reply",
     [
         Reply(status=429, error_message="slow down"),
+        Reply(status=401, error_message="Incorrect API key provided"),
         Reply(status=500, error_message="boom"),
         Reply(status=400, error_message="bad request"),
         Reply(status=404, error_message="no such model"),
@@ -228,7 +229,7 @@ def test_the_direct_transport_goes_through_a_proxy(
         ),
         Reply(status=503, raw_body=b"<html>down</html>"),
     ],
-    ids=["429", "500", "400", "404", "422", "context", "503-html"],
+    ids=["429", "401", "500", "400", "404", "422", "context", "503-html"],
 )
 def test_both_transports_raise_the_same_error_with_the_same_message(
     server: OpenAIServer, reply: Reply

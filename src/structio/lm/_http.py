@@ -528,9 +528,17 @@ def _detail(failure: HTTPStatusError) -> tuple[str, Any]:
 
 
 def translate_error(
-    exc: BaseException, model: str, attempts: int, *, secrets: tuple[str, ...] | list[str] = ()
+    exc: BaseException,
+    model: str,
+    attempts: int,
+    *,
+    secrets: tuple[str, ...] | list[str] = (),
+    key_given: bool = False,
 ) -> LMError | None:
-    """Translate a failure of `send` into structio's tree; None if it is not one of ours."""
+    """Translate a failure of `send` into structio's tree; None if it is not one of ours.
+
+    ``key_given`` is unused here: a missing key is refused before any request is sent.
+    """
     prefix, _ = _split(model)
     provider = prefix or "openai"
     common: dict[str, Any] = {

@@ -263,7 +263,12 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 def translate_error(
-    exc: BaseException, model: str, attempts: int, *, secrets: Sequence[str] = ()
+    exc: BaseException,
+    model: str,
+    attempts: int,
+    *,
+    secrets: Sequence[str] = (),
+    key_given: bool = False,
 ) -> LMError | None:
     """Translate a litellm (or openai/httpx) exception into structio's tree; None if foreign.
 
@@ -289,7 +294,8 @@ def translate_error(
         exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)
     ) or _MISSING_KEY.search(detail):
         cls = AuthenticationError
-        detail += _missing_key_hint(model)
+        if not key_given:  # say where a key goes; a rejected key needs no such hint
+            detail += _missing_key_hint(model)
     elif isinstance(exc, litellm.RateLimitError):
         cls = RateLimitError
     elif isinstance(exc, litellm.Timeout):

@@ -312,7 +312,8 @@ class LM(BaseLM):
         # The environment too: litellm sends OPENAI_API_KEY and the like when no
         # api_key is set, and a provider may echo it. Read on failures only.
         secrets = secret_values(params, os.environ)
-        error = self._translate(exc, self.model, attempt, secrets=secrets)
+        key_given = bool(params.get("api_key") or params.get("azure_ad_token"))
+        error = self._translate(exc, self.model, attempt, secrets=secrets, key_given=key_given)
         if error is None:
             raise exc
         if not isinstance(error, _RETRYABLE) or attempt > retries:
