@@ -30,7 +30,7 @@ from structio.exceptions import (
 from structio.lm._errors import context_exceeded_text, lm_error, retry_after, status_error_class
 from structio.lm._stream import StreamAssembler, usage_of
 from structio.lm.base import no_choices_error
-from structio.lm.models import cost_of
+from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
 
 if TYPE_CHECKING:
@@ -195,9 +195,7 @@ def choose_transport(model: str, transport: str, params: Mapping[str, Any]) -> s
 
 
 def _is_openai_name(model: str) -> bool:
-    from structio.lm.models import model_info  # the map, only for a bare name
-
-    info = model_info(model)
+    info = model_info(model)  # reads the map only when a bare name needs it
     return info is not None and info.provider == "openai"
 
 
