@@ -24,6 +24,7 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Callable
 
 ANSWER = "[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]"
 
@@ -151,10 +152,13 @@ class _Connection(asyncio.Protocol):
         return True
 
 
-async def serve() -> None:
-    """Listen, print the base URL, and serve until stdin closes or SIGTERM arrives."""
+async def serve(connection: Callable[[], asyncio.Protocol] = _Connection) -> None:
+    """Listen, print the base URL, and serve until stdin closes or SIGTERM arrives.
+
+    ``connection`` makes the protocol of each connection (`_loopback_stream.py` passes its own).
+    """
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(_Connection, "127.0.0.1", 0, backlog=1024)
+    server = await loop.create_server(connection, "127.0.0.1", 0, backlog=1024)
     port = server.sockets[0].getsockname()[1]
     done = loop.create_future()
 

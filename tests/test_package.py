@@ -119,6 +119,22 @@ def test_predict_example_runs_offline() -> None:
     assert "Response (finish reason: stop):" in result.stdout
 
 
+def test_streaming_example_runs_offline() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "streaming.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = result.stdout
+    assert "  reasoning += 'A'" in out  # text in pieces, before the value
+    assert out.index("reasoning += ") < out.index("reasoning = 'A week") < out.index("answer = 21")
+    assert "prediction: Prediction(" in out
+    assert "(route chat)" in out
+    assert out.count("answer: 21") == 2
+    assert "It is a short poem about the sea." in out
+
+
 def test_readme_draws_the_same_error_tree_as_the_code() -> None:
     def tree(text: str) -> list[str]:
         """The drawing: from the `StructioError` line to the first line that is not part of it."""

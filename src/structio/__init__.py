@@ -45,14 +45,17 @@ from structio.functions import (
 )
 from structio.lm import (
     LM,
+    AsyncLMStream,
     BaseLM,
     Completion,
     FakeLM,
     LMResponse,
+    LMStream,
     ResponseCache,
     Usage,
     inspect_history,
 )
+from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
 from structio.predict import Predict, Prediction
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.rendering.prompt import Part, Prompt, Truncation
@@ -67,6 +70,7 @@ from structio.signatures import (
     SignatureField,
     make_signature,
 )
+from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream
 
 AdapterResult = CallResult
 """The former name of `CallResult`."""
@@ -87,6 +91,9 @@ __all__ = [
     "Adapter",
     "AdapterResult",
     "AssistantMessage",
+    "AsyncLMStream",
+    "AsyncStream",
+    "AsyncTextStream",
     "AuthenticationError",
     "BadRequestError",
     "BaseLM",
@@ -101,6 +108,8 @@ __all__ = [
     "ContextWindowExceededError",
     "DataError",
     "FakeLM",
+    "FieldDelta",
+    "FieldValue",
     "FormatError",
     "History",
     "InputField",
@@ -109,6 +118,7 @@ __all__ = [
     "LMConnectionError",
     "LMError",
     "LMResponse",
+    "LMStream",
     "LMTimeoutError",
     "ModelCapabilities",
     "NumberedDict",
@@ -122,15 +132,19 @@ __all__ = [
     "PromptFunction",
     "RateLimitError",
     "Reading",
+    "Reread",
     "ResponseCache",
     "ServerError",
     "Signature",
     "SignatureError",
     "SignatureField",
+    "Stream",
+    "StreamEvent",
     "StructioError",
     "SystemMessage",
     "Template",
     "TemplateError",
+    "TextStream",
     "TokenizerError",
     "Truncation",
     "TruncationError",

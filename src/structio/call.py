@@ -8,14 +8,16 @@ input limit and sent once more. When a completion cannot be read, the adapter's 
 if that fails too, makes one more request. Provider errors never fall back.
 
 `Predict`, both kinds of prompt function and everything above them call models through
-`call` / `acall`; the sync and async paths sit side by side below, step for step.
+`call` / `acall`; the sync and async paths sit side by side below, step for step. `stream`
+/ `astream` are the same call read while the model writes: they yield the adapter's stream
+events (`structio.parsing.stream`), then the `CallResult`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, Union
 
 from structio.adapters.base import Adapter, SignatureLike, as_signature
 from structio.exceptions import (
@@ -25,11 +27,12 @@ from structio.exceptions import (
     TruncationError,
 )
 from structio.lm.base import BaseLM, reset_origin, set_origin
-from structio.lm.types import LMResponse, Usage
+from structio.lm.types import AsyncLMStream, LMResponse, StreamItem, Usage
+from structio.parsing.stream import Reread, StreamEvent
 from structio.rendering.prompt import Prompt, Truncation, TruncationStep
 from structio.signatures.signature import Signature
 
-__all__ = ["Builder", "CallResult", "Route", "acall", "call"]
+__all__ = ["Builder", "CallResult", "Route", "StreamOut", "acall", "astream", "call", "stream"]
 
 Route = Literal["chat", "json", "json_reparse", "json_request"]
 """Which route produced a result: the adapter's own format (``"chat"``, ``"json"``), the
@@ -366,3 +369,162 @@ async def acall(
         except ParseError as error:
             raise error from unreadable.error
         return result.after(response)
+
+
+StreamOut = Union[StreamEvent, CallResult]  # noqa: UP007 - a runtime alias on 3.10
+"""What `stream` yields: events while the model writes, then the `CallResult`."""
+
+
+def _fallback_reason(unreadable: _UnreadableError) -> str:
+    error = unreadable.error
+    why = [error.problem] if error.problem else []
+    if error.invalid:
+        why.append("invalid: " + ", ".join(error.invalid))
+    if error.missing:
+        why.append("missing: " + ", ".join(error.missing))
+    return (
+        f"the completion could not be read as {error.adapter} output "
+        f"({'; '.join(why) or 'no outputs'}); asking again with "
+        f"{type(unreadable.fallback).__name__}"
+    )
+
+
+def stream(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_prompt_tokens: int | None = None,
+    truncation_step: TruncationStep = 0,
+    build: Builder | None = None,
+) -> Iterator[StreamOut]:
+    """`call`, read while the model writes: stream events, then the `CallResult` last.
+
+    The prompt is built here (a wrong input raises now); the request is made when the
+    stream is first read. The events are those of the first choice, from the adapter's
+    `stream_reader`; the result is what `call` returns for the same completion (the same
+    fallback and context retry). Closing the generator early ends the request.
+
+    Raises:
+        FormatError, TruncationError: At once, as `call`.
+        ParseError, LMError: While iterating, as `call`.
+    """
+    request = _begin(
+        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+    )
+    return _streamed(request, lm)
+
+
+def _streamed(request: _Request, lm: BaseLM) -> Iterator[StreamOut]:
+    reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
+    source = lm.stream(request.messages, **request.params)
+    try:
+        item = _next(source, request)
+    except ContextWindowExceededError as exc:
+        source.close()
+        request = request.fitted_to_context(lm, exc)
+        source = lm.stream(request.messages, **request.params)
+        item = _next(source, request)
+    with source:
+        while not isinstance(item, LMResponse):
+            yield from reader.feed(item)
+            item = _next(source, request)
+    try:
+        result = _read(request, item)
+    except _UnreadableError as unreadable:
+        if reader.said:
+            yield Reread(_fallback_reason(unreadable))
+        again: CallResult | None = None
+        try:
+            for out in stream(unreadable.fallback, lm, request.signature, **request.again()):
+                if isinstance(out, CallResult):
+                    again = out
+                else:
+                    yield out
+        except ParseError as error:
+            raise error from unreadable.error
+        if again is not None:
+            yield again.after(item)
+        return
+    yield from reader.finish(result.outputs[0])
+    yield result
+
+
+def _next(source: Iterator[StreamItem], request: _Request) -> StreamItem:
+    # The origin is set around each read, never across a yield to the caller: a model
+    # that writes its own replies reads it when the stream starts.
+    token = set_origin(request.adapter, request.signature)
+    try:
+        return next(source)
+    finally:
+        reset_origin(token)
+
+
+def astream(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_prompt_tokens: int | None = None,
+    truncation_step: TruncationStep = 0,
+    build: Builder | None = None,
+) -> AsyncIterator[StreamOut]:
+    """Async form of `stream`: the same steps, with ``lm.astream``."""
+    request = _begin(
+        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+    )
+    return _astreamed(request, lm)
+
+
+async def _astreamed(request: _Request, lm: BaseLM) -> AsyncIterator[StreamOut]:
+    reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
+    source = lm.astream(request.messages, **request.params)
+    try:
+        item = await _anext(source, request)
+    except ContextWindowExceededError as exc:
+        await source.aclose()
+        request = request.fitted_to_context(lm, exc)
+        source = lm.astream(request.messages, **request.params)
+        item = await _anext(source, request)
+    async with source:
+        while not isinstance(item, LMResponse):
+            for event in reader.feed(item):
+                yield event
+            item = await _anext(source, request)
+    try:
+        result = _read(request, item)
+    except _UnreadableError as unreadable:
+        if reader.said:
+            yield Reread(_fallback_reason(unreadable))
+        again: CallResult | None = None
+        inner = astream(unreadable.fallback, lm, request.signature, **request.again())
+        try:
+            async for out in inner:
+                if isinstance(out, CallResult):
+                    again = out
+                else:
+                    yield out
+        except ParseError as error:
+            raise error from unreadable.error
+        finally:
+            await inner.aclose()  # type: ignore[attr-defined]
+        if again is not None:
+            yield again.after(item)
+        return
+    for event in reader.finish(result.outputs[0]):
+        yield event
+    yield result
+
+
+async def _anext(source: AsyncLMStream, request: _Request) -> StreamItem:
+    token = set_origin(request.adapter, request.signature)
+    try:
+        return await source.__anext__()
+    finally:
+        reset_origin(token)

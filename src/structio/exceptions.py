@@ -60,7 +60,11 @@ class StructioError(Exception):
 
 
 class UsageError(StructioError):
-    """Raised when the calling code uses structio wrongly; retrying cannot help."""
+    """Raised when the calling code uses structio wrongly; retrying cannot help.
+
+    Its subclasses name the kind of mistake. Raised as itself when a stream is asked for
+    its result before it has ended, or for an output its signature does not have.
+    """
 
 
 class SignatureError(UsageError, TypeError):

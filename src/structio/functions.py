@@ -25,21 +25,23 @@ import functools
 import inspect
 import string
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from structio import call as calling
 from structio.adapters.base import Adapter
 from structio.exceptions import FormatError, ParseError, SignatureError
 from structio.lm.base import BaseLM
-from structio.lm.types import LMResponse
+from structio.lm.types import AsyncLMStream, LMResponse, LMStream
+from structio.parsing.stream import StreamEvent
 from structio.rendering.formatting import as_formatting, formatting_class, has_own_format
 from structio.rendering.prompt import Part, Prompt
 from structio.rendering.text import prompt_text
 from structio.settings import resolve_adapter, resolve_lm
 from structio.signatures.field import InputField, OutputField
 from structio.signatures.signature import Signature, make_signature
+from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream
 
 __all__ = [
     "AssistantMessage",
@@ -270,6 +272,33 @@ class _BasePromptFunction(Generic[R]):
     def _text(self, response: LMResponse) -> Any:
         return response.completions[0].text if response.completions else ""
 
+    def _built(self, result: calling.CallResult) -> R:
+        built: R = self._build(result.outputs[0], self._text(result.responses[-1]))
+        return built
+
+    def _typed_stream(self, source: Iterator[calling.StreamOut]) -> Stream[R]:
+        def items() -> Iterator[StreamEvent | R]:
+            try:
+                for item in source:
+                    yield self._built(item) if isinstance(item, calling.CallResult) else item
+            finally:
+                source.close()  # type: ignore[attr-defined]
+
+        return Stream(items(), tuple(self._outputs()))
+
+    def _atyped_stream(self, source: AsyncIterator[calling.StreamOut]) -> AsyncStream[R]:
+        async def items() -> AsyncIterator[StreamEvent | R]:
+            try:
+                async for item in source:
+                    yield self._built(item) if isinstance(item, calling.CallResult) else item
+            finally:
+                await source.aclose()  # type: ignore[attr-defined]
+
+        return AsyncStream(items(), tuple(self._outputs()))
+
+    def _outputs(self) -> list[str]:
+        return list(self._signature.output_fields) if self._signature is not None else []
+
     def _build(self, values: Mapping[str, Any], completion: str) -> Any:
         """The return value from the parsed output fields."""
         kind = self.return_type
@@ -344,6 +373,48 @@ class PromptFunction(_BasePromptFunction[R]):
         )
         built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
+
+    @overload
+    def stream(self: PromptFunction[str], *args: Any, **kwargs: Any) -> TextStream: ...
+
+    @overload
+    def stream(self, *args: Any, **kwargs: Any) -> Stream[R]: ...
+
+    def stream(self, *args: Any, **kwargs: Any) -> TextStream | Stream[R]:
+        """Fill the template and read the answer as the model writes it.
+
+        A ``str`` return gives a `TextStream` of text pieces (``str(stream)`` is the whole
+        text); a typed return gives a `Stream` of field events whose last item is the
+        typed answer, as `Predict.stream`.
+
+        Raises:
+            FormatError: An argument is missing or unknown (at once).
+        """
+        text = self.format(*args, **kwargs)
+        lm, adapter = self._resolve()
+        if self._signature is None:
+            return TextStream(_text_pieces(lm.stream(self._plain_messages(text), **self.params)))
+        return self._typed_stream(
+            calling.stream(adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params)
+        )
+
+    @overload
+    def astream(self: PromptFunction[str], *args: Any, **kwargs: Any) -> AsyncTextStream: ...
+
+    @overload
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncStream[R]: ...
+
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncTextStream | AsyncStream[R]:
+        """Async form of `stream`."""
+        text = self.format(*args, **kwargs)
+        lm, adapter = self._resolve()
+        if self._signature is None:
+            return AsyncTextStream(
+                _atext_pieces(lm.astream(self._plain_messages(text), **self.params))
+            )
+        return self._atyped_stream(
+            calling.astream(adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params)
+        )
 
 
 class ChatPromptFunction(_BasePromptFunction[R]):
@@ -427,6 +498,46 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         outcome = await calling.acall(adapter, lm, self._signature, params=self.params, build=build)
         built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
         return built
+
+    @overload
+    def stream(self: ChatPromptFunction[str], *args: Any, **kwargs: Any) -> TextStream: ...
+
+    @overload
+    def stream(self, *args: Any, **kwargs: Any) -> Stream[R]: ...
+
+    def stream(self, *args: Any, **kwargs: Any) -> TextStream | Stream[R]:
+        """Fill the messages and read the answer as the model writes it.
+
+        As `PromptFunction.stream`: a `TextStream` for a ``str`` return, else a `Stream`.
+
+        Raises:
+            FormatError: An argument is missing or unknown (at once).
+        """
+        lm, adapter = self._resolve()
+        chat = self.format(*args, **kwargs)
+        if self._signature is None:
+            return TextStream(_text_pieces(lm.stream(chat, **self.params)))
+        build = self._request(chat, self._signature)
+        return self._typed_stream(
+            calling.stream(adapter, lm, self._signature, params=self.params, build=build)
+        )
+
+    @overload
+    def astream(self: ChatPromptFunction[str], *args: Any, **kwargs: Any) -> AsyncTextStream: ...
+
+    @overload
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncStream[R]: ...
+
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncTextStream | AsyncStream[R]:
+        """Async form of `stream`."""
+        lm, adapter = self._resolve()
+        chat = self.format(*args, **kwargs)
+        if self._signature is None:
+            return AsyncTextStream(_atext_pieces(lm.astream(chat, **self.params)))
+        build = self._request(chat, self._signature)
+        return self._atyped_stream(
+            calling.astream(adapter, lm, self._signature, params=self.params, build=build)
+        )
 
 
 def prompt(
@@ -528,3 +639,17 @@ def _output_signature(name: str, kind: Any, doc: str | None) -> type[Signature]:
 def _class_name(qualname: str) -> str:
     cleaned = "".join(c if c.isalnum() else "_" for c in qualname.split(".")[-1])
     return cleaned if cleaned.isidentifier() else "PromptFunction"
+
+
+def _text_pieces(stream: LMStream) -> Iterator[str]:
+    with stream:
+        for item in stream:
+            if isinstance(item, str):
+                yield item
+
+
+async def _atext_pieces(stream: AsyncLMStream) -> AsyncIterator[str]:
+    async with stream:
+        async for item in stream:
+            if isinstance(item, str):
+                yield item

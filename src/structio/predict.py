@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import os
 import pathlib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from structio import call as calling
@@ -18,14 +19,16 @@ from structio._util.files import write_json
 from structio._util.progress import Progress
 from structio._util.secrets import check_endpoints, public_params
 from structio.adapters.base import Adapter, SignatureLike
-from structio.call import CallResult, Route
+from structio.call import CallResult, Route, StreamOut
 from structio.exceptions import BatchError, ConfigurationError, SignatureError
 from structio.lm.base import BaseLM
 from structio.lm.lm import LM
 from structio.lm.types import LMResponse, Usage
+from structio.parsing.stream import StreamEvent
 from structio.rendering.prompt import Truncation, TruncationStep
 from structio.settings import resolve_adapter, resolve_lm
 from structio.signatures.signature import Signature, SignatureMeta, make_signature
+from structio.streams import AsyncStream, Stream
 
 __all__ = ["FORMAT_VERSION", "Predict", "Prediction", "check_name", "read_saved"]
 
@@ -499,6 +502,73 @@ class Predict:
         )
         return Prediction.from_result(result)
 
+    def stream(
+        self,
+        *,
+        adapter: Adapter | None = None,
+        lm: BaseLM | None = None,
+        params: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        **inputs: Any,
+    ) -> Stream[Prediction]:
+        """Run the model on ``inputs``, reading the outputs as it writes them.
+
+        Iterate the result: `FieldDelta` events carry each ``str`` output's new text,
+        `FieldValue` each output's typed value once its text is complete (never before,
+        and never changed after), and the last item is the `Prediction`, equal to what
+        calling the predictor gives for the same completion (also in ``stream.result``).
+        If the answer has to be read again (the adapter's fallback), a `Reread` event says
+        so and the outputs follow anew. Events are those of the first choice (``n=``).
+
+        Example:
+            >>> with qa.stream(question="Why is the sky blue?") as stream:  # doctest: +SKIP
+            ...     for event in stream.field("answer"):
+            ...         if isinstance(event, sio.FieldDelta):
+            ...             print(event.delta, end="", flush=True)
+            >>> stream.result.answer                                      # doctest: +SKIP
+
+        Raises:
+            FormatError: An input is missing or unknown (at once).
+            ParseError: The completion cannot be read (after the fallback), when iterating.
+            LMError: The provider failed, when iterating; a failure after text was
+                streamed is not retried.
+        """
+        chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        source = calling.stream(
+            chosen_adapter,
+            chosen_lm,
+            self.signature,
+            self.demos,
+            inputs,
+            merged,
+            max_prompt_tokens=self.max_prompt_tokens,
+            truncation_step=self.truncation_step,
+        )
+        return Stream(_predictions(source), tuple(self.signature.output_fields))
+
+    def astream(
+        self,
+        *,
+        adapter: Adapter | None = None,
+        lm: BaseLM | None = None,
+        params: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        **inputs: Any,
+    ) -> AsyncStream[Prediction]:
+        """Async form of `stream`: ``async for item in predictor.astream(...)``."""
+        chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        source = calling.astream(
+            chosen_adapter,
+            chosen_lm,
+            self.signature,
+            self.demos,
+            inputs,
+            merged,
+            max_prompt_tokens=self.max_prompt_tokens,
+            truncation_step=self.truncation_step,
+        )
+        return AsyncStream(_apredictions(source), tuple(self.signature.output_fields))
+
     def batch(
         self,
         inputs: Iterable[Mapping[str, Any]],
@@ -647,6 +717,23 @@ class Predict:
 
 
 _PENDING: Any = object()
+
+
+def _predictions(source: Iterator[StreamOut]) -> Iterator[StreamEvent | Prediction]:
+    with contextlib.closing(source):  # type: ignore[type-var]
+        for item in source:
+            yield Prediction.from_result(item) if isinstance(item, CallResult) else item
+
+
+async def _apredictions(
+    source: AsyncIterator[StreamOut],
+) -> AsyncIterator[StreamEvent | Prediction]:
+    try:
+        async for item in source:
+            yield Prediction.from_result(item) if isinstance(item, CallResult) else item
+    finally:
+        await source.aclose()  # type: ignore[attr-defined]
+
 
 # How many items `Predict.batch` reads ahead of their results, per call allowed at once:
 # the second one waits in the pool's queue, so a worker never idles while the next item

@@ -40,6 +40,9 @@ class Reply:
     chunk_delay: float = 0.0
     #: Stop the stream (close the connection) after this many chunks, without ``[DONE]``.
     cut_after: int | None = None
+    #: Pause ``stall`` seconds (once) after this many streamed chunks: a server gone quiet.
+    stall_after: int | None = None
+    stall: float = 0.0
     usage: dict[str, Any] = field(
         default_factory=lambda: {
             "prompt_tokens": 11,
@@ -48,6 +51,37 @@ class Reply:
             "prompt_tokens_details": {"cached_tokens": 4},
         }
     )
+
+
+@dataclass
+class StreamLog:
+    """What the server did for one streamed reply: chunks sent, and how it ended.
+
+    Times are ``time.monotonic()`` readings. ``disconnected`` is set when a write failed
+    because the client had closed the connection (a stream left early).
+    """
+
+    started: float
+    #: How many chunks the reply holds (``[DONE]`` not counted).
+    total: int
+    #: When each chunk was written, in order.
+    sent_at: list[float] = field(default_factory=list)
+    #: When a write found the client gone (BrokenPipe / ConnectionReset), else None.
+    disconnected: float | None = None
+    #: Whether ``[DONE]`` was written: the whole reply went out.
+    completed: bool = False
+    #: When the handler stopped sending, for whatever reason.
+    ended: float | None = None
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def sent(self) -> int:
+        """How many chunks were written."""
+        return len(self.sent_at)
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until the handler has stopped sending; whether it did within ``timeout``."""
+        return self.finished.wait(timeout)
 
 
 @dataclass
@@ -69,6 +103,8 @@ class OpenAIServer:
     """Serves ``POST /v1/chat/completions`` from a script of `Reply` objects.
 
     With the script empty it answers ``default`` (or ``handler(request)`` when given).
+    Each streamed reply is logged in ``streams`` (`StreamLog`): when each chunk went out,
+    and whether the client closed the connection before the end.
     """
 
     def __init__(self) -> None:
@@ -78,6 +114,8 @@ class OpenAIServer:
         self.handler: Callable[[Request], Reply] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
+        #: One entry per streamed reply, in the order they started.
+        self.streams: list[StreamLog] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -164,22 +202,37 @@ class OpenAIServer:
                 self.wfile.write(data)
 
             def _stream(self, reply: Reply, body: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.close_connection = True
-                for count, chunk in enumerate(_chunks(reply, body)):
-                    if reply.cut_after is not None and count >= reply.cut_after:
-                        return
-                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                chunks = _chunks(reply, body)
+                log = StreamLog(started=time.monotonic(), total=len(chunks))
+                with server._lock:
+                    server.streams.append(log)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Connection", "close")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.close_connection = True
+                    for count, chunk in enumerate(chunks):
+                        if reply.cut_after is not None and count >= reply.cut_after:
+                            return
+                        self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                        self.wfile.flush()
+                        log.sent_at.append(time.monotonic())
+                        if reply.stall_after is not None and count + 1 == reply.stall_after:
+                            time.sleep(reply.stall)
+                        if reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
+                    self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
-                    if reply.chunk_delay:
-                        time.sleep(reply.chunk_delay)
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
+                    log.completed = True
+                except (BrokenPipeError, ConnectionResetError):
+                    log.disconnected = time.monotonic()  # the client closed the stream
+                    raise
+                finally:
+                    log.ended = time.monotonic()
+                    log.finished.set()
 
         return Handler
 

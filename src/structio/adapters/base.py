@@ -26,6 +26,7 @@ from structio.exceptions import ConfigurationError, FormatError
 from structio.parsing.clean import clean
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
+from structio.parsing.stream import StreamReader
 from structio.rendering.formatting import formatting_class, input_text
 from structio.rendering.memo import RenderCache, freeze_fields
 from structio.rendering.prompt import Part, Prompt
@@ -398,10 +399,8 @@ class Adapter(abc.ABC):
                 constraints; the error lists every such field with the offending text.
         """
         sig = as_signature(signature)
-        text = clean(completion)
-        if inputs and "[[" in text:
-            text = self._cleaned(sig, text, inputs)
-        return read_outputs(sig, completion, self.locate(sig, text), adapter=type(self).__name__)
+        found = self.find(sig, completion, inputs=inputs)
+        return read_outputs(sig, completion, found, adapter=type(self).__name__)
 
     def read(
         self,
@@ -415,16 +414,42 @@ class Adapter(abc.ABC):
         Raises:
             ParseError: As `parse`.
         """
-        text = clean(completion)
-        if inputs and "[[" in text:
-            text = self._cleaned(signature, text, inputs)
-        found = self.locate(signature, text)
+        found = self.find(signature, completion, inputs=inputs)
         values = read_outputs(signature, completion, found, adapter=type(self).__name__)
         if found is None:  # read_outputs has raised; this keeps the type checker informed
             return Reading(values, "")
         opened = frozenset(found.open) if found.open else _NONE_OPEN
         # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs per call.
         return tuple.__new__(Reading, (values, found.how, opened))
+
+    def find(
+        self,
+        signature: type[Signature],
+        completion: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+    ) -> Found | None:
+        """Where each output's text is in a completion (or the part of one received so far).
+
+        Drafts, a fence around everything and echoed inputs are set aside, then `locate`
+        finds the outputs: what `parse`, `read` and the stream readers read values from.
+        """
+        text = clean(completion)
+        if inputs and "[[" in text:
+            text = self._cleaned(signature, text, inputs)
+        return self.locate(signature, text)
+
+    @hook
+    def stream_reader(
+        self, signature: type[Signature], *, inputs: Mapping[str, Any] | None = None
+    ) -> StreamReader:
+        """The reader of a streamed completion of this format (see `structio.parsing.stream`).
+
+        The base class's reader gives every value at the end; `ChatAdapter` and
+        `JSONAdapter` give each as soon as it is complete. A custom format may return a
+        `StreamReader` subclass of its own.
+        """
+        return StreamReader(signature, partial(self.find, signature, inputs=inputs))
 
     @staticmethod
     def _cleaned(signature: type[Signature], text: str, inputs: Mapping[str, Any]) -> str:

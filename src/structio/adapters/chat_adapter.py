@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, hook, text_outputs
 from structio.adapters.json_adapter import JSONAdapter
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
+from structio.parsing.stream import SectionStreamReader, StreamReader
 from structio.rendering.text import format_value
 from structio.signatures.signature import Signature
 from structio.typemodel.info import type_info
@@ -101,6 +103,13 @@ class ChatAdapter(Adapter):
                 continue
             sections.append(f"[[ ## {name} ## ]]\n{text}")
         return "\n\n".join(sections).strip() + _COMPLETED_TAIL
+
+    @hook
+    def stream_reader(
+        self, signature: type[Signature], *, inputs: Mapping[str, Any] | None = None
+    ) -> StreamReader:
+        """A reader that gives each output as soon as its text is complete."""
+        return SectionStreamReader(signature, partial(self.find, signature, inputs=inputs))
 
     @hook
     def locate(self, signature: type[Signature], text: str) -> Found | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from structio._util.data import jsonable
@@ -23,6 +24,7 @@ from structio.parsing.locate import (
     find_labels,
     find_sections,
 )
+from structio.parsing.stream import JSONStreamReader, StreamReader
 from structio.signatures.signature import Signature
 from structio.typemodel.info import type_info
 from structio.typemodel.schema import strict_schema
@@ -114,6 +116,13 @@ class JSONAdapter(Adapter):
             elif missing_field_message is not None:
                 data[name] = missing_field_message
         return json.dumps(data, indent=2, ensure_ascii=False)
+
+    @hook
+    def stream_reader(
+        self, signature: type[Signature], *, inputs: Mapping[str, Any] | None = None
+    ) -> StreamReader:
+        """A reader that gives each output as soon as its text is complete."""
+        return JSONStreamReader(signature, partial(self.find, signature, inputs=inputs))
 
     @hook
     def locate(self, signature: type[Signature], text: str) -> Found | None:

@@ -7,9 +7,10 @@ from structio.lm.base import BaseLM, HistoryEntry, inspect_history
 from structio.lm.cache import ResponseCache, default_cache
 from structio.lm.fake import FakeCall, FakeLM
 from structio.lm.lm import LM
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, Usage
 
 __all__ = [
+    "AsyncLMStream",
     "BaseLM",
     "Completion",
     "FakeCall",
@@ -17,6 +18,7 @@ __all__ = [
     "HistoryEntry",
     "LM",
     "LMResponse",
+    "LMStream",
     "ResponseCache",
     "Usage",
     "default_cache",

@@ -15,8 +15,8 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from structio.exceptions import (
     AuthenticationError,
@@ -47,8 +47,10 @@ __all__ = [
     "Provider",
     "choose_transport",
     "endpoint",
-    "send",
     "asend",
+    "astream",
+    "send",
+    "stream",
     "translate_error",
 ]
 
@@ -294,6 +296,9 @@ def request_body(
         and point.model.startswith(_REASONING_PREFIXES)
     ):
         body.setdefault("max_completion_tokens", body.pop("max_tokens"))
+    if body.get("stream") and "stream_options" not in body:
+        # Every provider of this transport sends usage in a last chunk when asked.
+        body["stream_options"] = {"include_usage": True}
     extra = params.get("extra_body")
     if isinstance(extra, Mapping):
         body.update(extra)
@@ -407,20 +412,12 @@ def send(
     attempt: int,
 ) -> LMResponse:
     """Make one request and read its response (raising what `translate_error` reads)."""
+    if params.get("stream"):  # asked for as a stream, read whole: pieces, then the assembler
+        last = list(stream(model, messages, params, timeout))[-1]
+        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
     point = endpoint(model, params)
     body = request_body(point, messages, params)
     client = _client(point.client_key)
-    if body.get("stream"):
-        with client.stream(
-            "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-        ) as response:
-            if response.status_code != 200:
-                response.read()
-                raise HTTPStatusError(response.status_code, response.text, response.headers)
-            assembler = StreamAssembler(model, point.provider)
-            for line in response.iter_lines():
-                assembler.feed_line(line)
-        return assembler.response(time.perf_counter() - start, attempt)
     response = client.post(point.url, content=_encode(body), headers=point.headers, timeout=timeout)
     return _read(response, model, point.provider, start, attempt)
 
@@ -434,24 +431,61 @@ async def asend(
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
+    if params.get("stream"):
+        last = [item async for item in astream(model, messages, params, timeout)][-1]
+        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
     point = endpoint(model, params)
     body = request_body(point, messages, params)
     client = await _async_client(point.client_key)
-    if body.get("stream"):
-        async with client.stream(
-            "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-        ) as response:
-            if response.status_code != 200:
-                await response.aread()
-                raise HTTPStatusError(response.status_code, response.text, response.headers)
-            assembler = StreamAssembler(model, point.provider)
-            async for line in response.aiter_lines():
-                assembler.feed_line(line)
-        return assembler.response(time.perf_counter() - start, attempt)
     response = await client.post(
         point.url, content=_encode(body), headers=point.headers, timeout=timeout
     )
     return _read(response, model, point.provider, start, attempt)
+
+
+def stream(
+    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+) -> Iterator[str | StreamAssembler]:
+    """Make one streamed request: the first choice's new text as it comes, then the assembler.
+
+    Closing the generator closes the HTTP response.
+    """
+    point = endpoint(model, params)
+    body = request_body(point, messages, {**params, "stream": True})
+    client = _client(point.client_key)
+    with client.stream(
+        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+    ) as response:
+        if response.status_code != 200:
+            response.read()
+            raise HTTPStatusError(response.status_code, response.text, response.headers)
+        assembler = StreamAssembler(model, point.provider)
+        for line in response.iter_lines():
+            new = assembler.feed_line(line)
+            if new:
+                yield new
+    yield assembler
+
+
+async def astream(
+    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+) -> AsyncIterator[str | StreamAssembler]:
+    """Async form of `stream`."""
+    point = endpoint(model, params)
+    body = request_body(point, messages, {**params, "stream": True})
+    client = await _async_client(point.client_key)
+    async with client.stream(
+        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+    ) as response:
+        if response.status_code != 200:
+            await response.aread()
+            raise HTTPStatusError(response.status_code, response.text, response.headers)
+        assembler = StreamAssembler(model, point.provider)
+        async for line in response.aiter_lines():
+            new = assembler.feed_line(line)
+            if new:
+                yield new
+    yield assembler
 
 
 def _read(

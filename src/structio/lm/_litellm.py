@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from structio.exceptions import (
     AuthenticationError,
@@ -28,10 +29,12 @@ from structio.lm.types import Completion, LMResponse, Usage
 
 __all__ = [
     "asend",
+    "astream",
     "completion_args",
     "get_litellm",
     "model_capabilities",
     "send",
+    "stream",
     "to_response",
     "translate_error",
 ]
@@ -93,6 +96,7 @@ def model_capabilities(model: str) -> dict[str, Any]:
         "response_schema": False,
         "json_mode": False,
         "max_input_tokens": None,
+        "stream_usage": False,
     }
     try:
         caps["response_schema"] = bool(litellm.supports_response_schema(model=model))
@@ -101,6 +105,7 @@ def model_capabilities(model: str) -> dict[str, Any]:
     try:
         supported = litellm.get_supported_openai_params(model=model) or []
         caps["json_mode"] = "response_format" in supported
+        caps["stream_usage"] = "stream_options" in supported
     except Exception:  # unknown provider: plain prompting
         caps["json_mode"] = False
     try:
@@ -202,15 +207,12 @@ def send(
     attempt: int,
 ) -> LMResponse:
     """Make one request through litellm (a stream is read whole) and convert the response."""
-    raw = get_litellm().completion(**completion_args(model, messages, params, timeout))
     if params.get("stream"):
         # Assembled here, not by litellm's stream_chunk_builder, which merges the choices
         # of n > 1 into one text.
-        assembler = StreamAssembler(model, provider_of(model))
-        for chunk in raw:
-            assembler.feed_chunk(chunk.model_dump())
-        assembler.done = True  # litellm ended the stream without an error
-        return assembler.response(time.perf_counter() - start, attempt)
+        last = list(stream(model, messages, params, timeout))[-1]
+        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
+    raw = get_litellm().completion(**completion_args(model, messages, params, timeout))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
@@ -223,14 +225,91 @@ async def asend(
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    raw = await get_litellm().acompletion(**completion_args(model, messages, params, timeout))
     if params.get("stream"):
-        assembler = StreamAssembler(model, provider_of(model))
-        async for chunk in raw:
-            assembler.feed_chunk(chunk.model_dump())
-        assembler.done = True
-        return assembler.response(time.perf_counter() - start, attempt)
+        last = [item async for item in astream(model, messages, params, timeout)][-1]
+        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
+    raw = await get_litellm().acompletion(**completion_args(model, messages, params, timeout))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
+
+
+def _stream_args(
+    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+) -> dict[str, Any]:
+    args = completion_args(model, messages, {**params, "stream": True}, timeout)
+    if "stream_options" not in params and model_capabilities(model)["stream_usage"]:
+        args["stream_options"] = {"include_usage": True}
+    return args
+
+
+def stream(
+    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+) -> Iterator[str | StreamAssembler]:
+    """One streamed request through litellm: the first choice's new text, then the assembler.
+
+    Closing the generator closes the provider's response.
+    """
+    raw = get_litellm().completion(**_stream_args(model, messages, params, timeout))
+    assembler = StreamAssembler(model, provider_of(model))
+    try:
+        for chunk in raw:
+            new = assembler.feed_chunk(chunk.model_dump())
+            if new:
+                yield new
+    finally:
+        _close(raw)
+    _ended(raw, assembler)
+    yield assembler
+
+
+async def astream(
+    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+) -> AsyncIterator[str | StreamAssembler]:
+    """Async form of `stream`."""
+    raw = await get_litellm().acompletion(**_stream_args(model, messages, params, timeout))
+    assembler = StreamAssembler(model, provider_of(model))
+    try:
+        async for chunk in raw:
+            new = assembler.feed_chunk(chunk.model_dump())
+            if new:
+                yield new
+    finally:
+        await _aclose(raw)
+    _ended(raw, assembler)
+    yield assembler
+
+
+def _ended(raw: Any, assembler: StreamAssembler) -> None:
+    """Mark the stream done only if the provider finished it.
+
+    litellm adds a ``stop`` finish reason of its own to a stream the connection cut short;
+    whether the provider sent one is in its wrapper. A cut stream is then left unfinished,
+    and the assembler reports it as a connection failure, never as a shorter answer.
+    """
+    sent = getattr(raw, "received_finish_reason", "unknown") is not None or (
+        getattr(raw, "intermittent_finish_reason", None) is not None
+    )
+    if sent:
+        assembler.done = True
+    else:
+        assembler.reasons.clear()
+
+
+def _close(raw: Any) -> None:
+    """Close the provider stream under litellm's wrapper (an OpenAI client ``Stream``)."""
+    close = getattr(getattr(raw, "completion_stream", None), "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # closing is best effort: the stream may be done
+            close()
+
+
+async def _aclose(raw: Any) -> None:
+    inner = getattr(raw, "completion_stream", None)
+    close = getattr(inner, "aclose", None) or getattr(inner, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):
+            result = close()
+            if hasattr(result, "__await__"):
+                await result
 
 
 # litellm reports a missing OpenAI key as a 500 ("Missing credentials..."): recognised by text.
@@ -242,7 +321,8 @@ _PREFIX = re.compile(r"^(litellm\.\w+: )+|^\w+Error: |(\w+Exception - )")
 
 
 def _clean_message(exc: BaseException) -> str:
-    text = str(exc)
+    # litellm appends the wrapped error again after its own text; once is enough.
+    text = str(exc).split(" Original exception: ", 1)[0]
     for _ in range(4):
         new = _PREFIX.sub("", text, count=1).strip()
         if new == text:
@@ -298,7 +378,7 @@ def translate_error(
             detail += _missing_key_hint(model)
     elif isinstance(exc, litellm.RateLimitError):
         cls = RateLimitError
-    elif isinstance(exc, litellm.Timeout):
+    elif isinstance(exc, litellm.Timeout) or _timed_out(exc):
         cls = LMTimeoutError
     elif isinstance(
         exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError)
@@ -351,6 +431,19 @@ def _chain(exc: BaseException) -> list[BaseException]:
         chain.append(current)
         current = current.__cause__ or current.__context__
     return chain
+
+
+_TIMEOUT_NAMES = frozenset(
+    ("ReadTimeout", "WriteTimeout", "ConnectTimeout", "PoolTimeout", "APITimeoutError")
+)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether a timeout caused ``exc``: litellm wraps one during a stream as a 500."""
+    return any(
+        isinstance(cause, TimeoutError) or type(cause).__name__ in _TIMEOUT_NAMES
+        for cause in _chain(exc)
+    )
 
 
 def _connection_failure(exc: BaseException) -> bool:

@@ -1,9 +1,10 @@
-"""A streamed chat completion put back together: OpenAI's ``chat.completion.chunk`` shape.
+"""A streamed chat completion: put back together, and handed to the caller as it comes.
 
-Both transports read streams with it: the direct one feeds it the server-sent lines, the
-litellm one the chunks litellm yields (the same shape). A stream that stops before the
-completion does (no ``[DONE]`` and a choice without a finish reason) is a connection
-failure, retried like one; never a shorter answer.
+Both transports read streams with `StreamAssembler`: the direct one feeds it the
+server-sent lines, the litellm one the chunks litellm yields (OpenAI's
+``chat.completion.chunk`` shape). A stream that stops before the completion does (no
+``[DONE]`` and a choice without a finish reason) is a connection failure, never a shorter
+answer. What a caller iterates (`LMStream`, `AsyncLMStream`) lives in `structio.lm.types`.
 """
 
 from __future__ import annotations
@@ -46,29 +47,29 @@ class StreamAssembler:
         self.usage: Any = None
         self.done = False
 
-    def feed_line(self, line: str) -> None:
-        """Read one line of a server-sent event stream."""
+    def feed_line(self, line: str) -> str:
+        """Read one line of a server-sent event stream; the first choice's new text."""
         if not line.startswith("data:"):
-            return  # comments, event names, keep-alives
+            return ""  # comments, event names, keep-alives
         payload = line[5:].strip()
         if payload == "[DONE]":
             self.done = True
-            return
+            return ""
         try:
             chunk = json.loads(payload)
         except ValueError:
             raise self._error(ServerError, f"a streamed chunk is not JSON: {payload}") from None
-        if isinstance(chunk, Mapping):
-            self.feed_chunk(chunk)
+        return self.feed_chunk(chunk) if isinstance(chunk, Mapping) else ""
 
-    def feed_chunk(self, chunk: Mapping[str, Any]) -> None:
-        """Read one ``chat.completion.chunk`` object."""
+    def feed_chunk(self, chunk: Mapping[str, Any]) -> str:
+        """Read one ``chat.completion.chunk`` object; the first choice's new text."""
         error = chunk.get("error")
         if error:
             message = error.get("message") if isinstance(error, Mapping) else error
             raise self._error(ServerError, f"the stream reported an error: {message}")
         if chunk.get("usage"):
             self.usage = chunk["usage"]
+        new = ""
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, Mapping):
                 continue
@@ -77,13 +78,16 @@ class StreamAssembler:
             delta = choice.get("delta")
             if isinstance(delta, Mapping):
                 content = delta.get("content")
-                if isinstance(content, str):
+                if isinstance(content, str) and content:
                     texts.append(content)
+                    if index == 0:
+                        new += content
                 for call in delta.get("tool_calls") or ():
                     if isinstance(call, Mapping):
                         self._tool_call(index, call)
             if choice.get("finish_reason"):
                 self.reasons[index] = choice["finish_reason"]
+        return new
 
     def _tool_call(self, index: int, delta: Mapping[str, Any]) -> None:
         calls = self.calls.setdefault(index, {})

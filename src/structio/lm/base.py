@@ -9,13 +9,13 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from structio._util.secrets import public_params, redact, redact_data, secret_values
 from structio.exceptions import ServerError
-from structio.lm.types import Completion, LMResponse
+from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, StreamItem
 
 if TYPE_CHECKING:
     from structio.adapters.base import Adapter
@@ -97,6 +97,11 @@ def no_choices_error(model: str, *, provider: str | None = None, attempts: int =
     )
 
 
+def _no_response(model: str) -> ServerError:
+    # A model class whose stream ended without its response: nothing to read or record.
+    return ServerError(f"{model}: the stream ended without a response", model=model)
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One call of a model: what was sent, what came back, what it cost.
@@ -135,8 +140,9 @@ class BaseLM(abc.ABC):
     """Base class of language models: ``lm(messages)`` and ``await lm.acall(messages)``.
 
     Subclass it to plug in any backend: implement `_complete` (and `_acomplete` for a
-    native async path). Every call is recorded in `history` and in the process-wide
-    history printed by `structio.inspect_history`.
+    native async path; `_stream` / `_astream` for native streaming, else a stream is the
+    whole answer as one piece). Every call, streamed or not, is recorded in `history` and
+    in the process-wide history printed by `structio.inspect_history`.
 
     Attributes:
         model: The model's name.
@@ -177,6 +183,57 @@ class BaseLM(abc.ABC):
         response = await self._acomplete(_plain_messages(messages), params)
         return self._record(messages, params, response, start)
 
+    def stream(self, messages: Messages, **params: Any) -> LMStream:
+        """Send messages and read the answer as it is written.
+
+        Iterating the result gives the first choice's text in pieces (`str`), then the
+        whole `LMResponse` (all choices, finish reason, usage, cost) as the last item. The
+        call is recorded in `history` once the stream ends; a stream left early is not.
+
+        Raises:
+            LMError: The provider failed (when iterating; a failure after text has been
+                given is never retried: it raises).
+        """
+        plain = _plain_messages(messages)  # checked now, not at the first item
+        return LMStream(self._recorded(messages, self._stream(plain, params), params))
+
+    def astream(self, messages: Messages, **params: Any) -> AsyncLMStream:
+        """Async form of `stream`: ``async for item in lm.astream(messages)``."""
+        plain = _plain_messages(messages)
+        return AsyncLMStream(self._arecorded(messages, self._astream(plain, params), params))
+
+    def _recorded(
+        self, messages: Messages, source: Iterator[StreamItem], params: Mapping[str, Any]
+    ) -> Iterator[StreamItem]:
+        start = time.perf_counter()
+        try:
+            for item in source:
+                if isinstance(item, LMResponse):
+                    yield self._record(messages, params, item, start)
+                    return
+                yield item
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()  # leaving early ends the request there, not when collected
+        raise _no_response(self.model)
+
+    async def _arecorded(
+        self, messages: Messages, source: AsyncIterator[StreamItem], params: Mapping[str, Any]
+    ) -> AsyncIterator[StreamItem]:
+        start = time.perf_counter()
+        try:
+            async for item in source:
+                if isinstance(item, LMResponse):
+                    yield self._record(messages, params, item, start)
+                    return
+                yield item
+        finally:
+            close = getattr(source, "aclose", None)
+            if close is not None:
+                await close()
+        raise _no_response(self.model)
+
     @abc.abstractmethod
     def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> LMResponse:
         """Produce the response for one call (``params``: this call's request parameters)."""
@@ -187,6 +244,27 @@ class BaseLM(abc.ABC):
         import asyncio
 
         return await asyncio.to_thread(self._complete, messages, params)
+
+    def _stream(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> Iterator[StreamItem]:
+        """Overridable: yield the first choice's text as it comes, then the `LMResponse`.
+
+        By default the whole answer (`_complete`) is one piece.
+        """
+        response = self._complete(messages, params)
+        if response.text:
+            yield response.text
+        yield response
+
+    async def _astream(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> AsyncIterator[StreamItem]:
+        """Overridable: async form of `_stream` (by default the whole `_acomplete` answer)."""
+        response = await self._acomplete(messages, params)
+        if response.text:
+            yield response.text
+        yield response
 
     def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The parameters a call sends: the LM's own updated by this call's ``params``."""

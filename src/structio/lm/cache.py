@@ -30,7 +30,16 @@ DEFAULT_MEMORY_TTL = 60.0
 
 # Request parameters that never change a response: they are left out of the key.
 _NOT_IN_KEY = frozenset(
-    {"cache", "num_retries", "max_retries", "timeout", "request_timeout", "metadata", "stream"}
+    {
+        "cache",
+        "num_retries",
+        "max_retries",
+        "timeout",
+        "request_timeout",
+        "metadata",
+        "stream",
+        "stream_options",
+    }
 )
 
 

@@ -6,7 +6,7 @@ import functools
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -15,7 +15,7 @@ from structio.adapters.base import Adapter
 from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import ConfigurationError
 from structio.lm.base import BaseLM, current_origin
-from structio.lm.types import Completion, LMResponse
+from structio.lm.types import Completion, LMResponse, StreamItem
 from structio.signatures.field import OutputField
 from structio.signatures.signature import Signature, make_signature
 
@@ -59,6 +59,9 @@ class FakeLM(BaseLM):
     The record of what it received is bounded: the last ``record`` calls (1000 by
     default), so a long run, such as a batch over a million inputs, holds no more.
 
+    Streamed (`stream`, `Predict.stream`), a reply comes in pieces of ``chunk_size``
+    characters, ``chunk_delay`` seconds apart, as a provider's stream would.
+
     Example:
         >>> lm = FakeLM([{"answer": "Paris"}])
         >>> list(lm.calls)  # what it received, after use
@@ -71,6 +74,8 @@ class FakeLM(BaseLM):
         adapter: The adapter that writes dict replies, whatever the request's adapter.
         record: How many of the latest calls ``calls`` keeps; ``None`` keeps every call,
             ``0`` none.
+        chunk_size: Characters per piece when a reply is streamed.
+        chunk_delay: Seconds between two streamed pieces.
 
     Attributes:
         calls: The latest calls received, oldest first, each a `FakeCall`: a
@@ -79,7 +84,8 @@ class FakeLM(BaseLM):
         call_count: How many calls it received, including those no longer in ``calls``.
 
     Raises:
-        ConfigurationError: ``record`` is not a non-negative int or ``None``.
+        ConfigurationError: ``record`` is not a non-negative int or ``None``, or
+            ``chunk_size`` is not a positive int.
     """
 
     def __init__(
@@ -89,6 +95,8 @@ class FakeLM(BaseLM):
         model: str = "fake",
         adapter: Adapter | None = None,
         record: int | None = DEFAULT_RECORD,
+        chunk_size: int = 4,
+        chunk_delay: float = 0.0,
     ) -> None:
         if record is not None and (
             isinstance(record, bool) or not isinstance(record, int) or record < 0
@@ -96,8 +104,12 @@ class FakeLM(BaseLM):
             raise ConfigurationError(
                 f"record must be a non-negative int (or None for every call), not {record!r}"
             )
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+            raise ConfigurationError(f"chunk_size must be a positive int, not {chunk_size!r}")
         super().__init__(model)
         self.adapter = adapter
+        self.chunk_size = chunk_size
+        self.chunk_delay = chunk_delay
         self._function: Callable[[list[dict[str, Any]]], Reply] | None = None
         self._script: list[Reply] = []
         if callable(replies):
@@ -136,6 +148,34 @@ class FakeLM(BaseLM):
             choices = list(reply)
         completions = tuple(self._completion(choice) for choice in choices)
         return LMResponse(completions=completions, model=self.model)
+
+    def _stream(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> Iterator[StreamItem]:
+        response = self._complete(messages, params)
+        for number, piece in enumerate(self._pieces(response.text)):
+            if number and self.chunk_delay:
+                import time
+
+                time.sleep(self.chunk_delay)
+            yield piece
+        yield response
+
+    async def _astream(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> AsyncIterator[StreamItem]:
+        import asyncio
+
+        response = self._complete(messages, params)
+        for number, piece in enumerate(self._pieces(response.text)):
+            if number and self.chunk_delay:
+                await asyncio.sleep(self.chunk_delay)
+            yield piece
+        yield response
+
+    def _pieces(self, text: str) -> list[str]:
+        size = self.chunk_size
+        return [text[start : start + size] for start in range(0, len(text), size)]
 
     def _completion(self, reply: Scripted) -> Completion:
         if isinstance(reply, Completion):

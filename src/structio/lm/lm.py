@@ -6,7 +6,7 @@ import functools
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from structio._util.data import jsonable
@@ -20,10 +20,11 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm import _http, _litellm
+from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
 from structio.lm.models import model_info
-from structio.lm.types import LMResponse
+from structio.lm.types import LMResponse, StreamItem
 
 __all__ = ["LM"]
 
@@ -35,6 +36,15 @@ _ASend = Callable[
     [str, list[dict[str, Any]], Mapping[str, Any], float, float, int], Awaitable[LMResponse]
 ]
 _Translate = Callable[..., "LMError | None"]
+# One streamed request: (model, messages, params, timeout) -> text pieces, then the assembler.
+_Stream = Callable[
+    [str, list[dict[str, Any]], Mapping[str, Any], float], Iterator["str | StreamAssembler"]
+]
+_AStream = Callable[
+    [str, list[dict[str, Any]], Mapping[str, Any], float], AsyncIterator["str | StreamAssembler"]
+]
+# A cached answer replayed as a stream comes in pieces of this many characters.
+_REPLAY_PIECE = 64
 
 
 def _sleep(seconds: float) -> None:
@@ -135,6 +145,8 @@ class LM(BaseLM):
         module = _http if self._route == "direct" else _litellm
         self._send: _Send = module.send
         self._asend: _ASend = module.asend
+        self._open_stream: _Stream = module.stream
+        self._aopen_stream: _AStream = module.astream
         self._translate: _Translate = module.translate_error
 
     @property
@@ -296,14 +308,92 @@ class LM(BaseLM):
             await asyncio.to_thread(cache.set, key, response)
         return response
 
-    def _failure(self, exc: Exception, attempt: int, params: Mapping[str, Any]) -> LMError:
+    # -- streams --------------------------------------------------------------------------
+    #
+    # A failure before any text is retried as for a call; once text has been handed out it
+    # is raised (a new attempt would write another answer after it). A stream that ends is
+    # cached as the response a call would have cached; one that fails or is left is not.
+
+    def _stream(
+        self, messages: list[dict[str, Any]], call_params: dict[str, Any]
+    ) -> Iterator[StreamItem]:
+        start = time.perf_counter()
+        params, cache, key = self._prepare(messages, call_params)
+        if cache is not None:
+            hit = cache.get(key)
+            if hit is not None and hit.completions:
+                yield from _replay(hit.text)
+                yield hit.as_cache_hit(time.perf_counter() - start)
+                return
+        attempt = 0
+        while True:
+            attempt += 1
+            source = self._open_stream(self.model, messages, params, self.timeout)
+            given = False
+            try:
+                for item in source:
+                    if isinstance(item, StreamAssembler):
+                        response = item.response(time.perf_counter() - start, attempt)
+                        break
+                    given = True
+                    yield item
+                break
+            except Exception as exc:
+                error = self._failure(exc, attempt, params, retry=not given)
+                _sleep(self._delay(error, attempt))
+            finally:
+                source.close()  # type: ignore[attr-defined]
+        if cache is not None:
+            cache.set(key, response)
+        yield response
+
+    async def _astream(
+        self, messages: list[dict[str, Any]], call_params: dict[str, Any]
+    ) -> AsyncIterator[StreamItem]:
+        import asyncio
+
+        start = time.perf_counter()
+        params, cache, key = self._prepare(messages, call_params)
+        if cache is not None:
+            hit = await asyncio.to_thread(cache.get, key)
+            if hit is not None and hit.completions:
+                for piece in _replay(hit.text):
+                    yield piece
+                yield hit.as_cache_hit(time.perf_counter() - start)
+                return
+        attempt = 0
+        while True:
+            attempt += 1
+            source = self._aopen_stream(self.model, messages, params, self.timeout)
+            given = False
+            try:
+                async for item in source:
+                    if isinstance(item, StreamAssembler):
+                        response = item.response(time.perf_counter() - start, attempt)
+                        break
+                    given = True
+                    yield item
+                break
+            except Exception as exc:
+                error = self._failure(exc, attempt, params, retry=not given)
+                await asyncio.sleep(self._delay(error, attempt))
+            finally:
+                await source.aclose()  # type: ignore[attr-defined]
+        if cache is not None:
+            await asyncio.to_thread(cache.set, key, response)
+        yield response
+
+    def _failure(
+        self, exc: Exception, attempt: int, params: Mapping[str, Any], *, retry: bool = True
+    ) -> LMError:
         """Translate ``exc``; raise it unless it is retryable and retries remain.
 
         The translated message has every credential of ``params`` (the request's settings)
         and of the environment redacted; ``exc`` stays its ``__cause__`` as it came.
+        ``retry=False`` raises whatever the failure.
         """
         # A call may set its own retries (``lm(messages, num_retries=0)``).
-        retries = params.get("num_retries", self.num_retries)
+        retries = params.get("num_retries", self.num_retries) if retry else 0
         if isinstance(exc, LMError):
             # Already structio's (a response with no choices): nothing to translate.
             if not isinstance(exc, _RETRYABLE) or attempt > retries:
@@ -324,3 +414,9 @@ class LM(BaseLM):
         exponential = self.backoff * (2 ** (attempt - 1)) * (1 + random.random() / 4)  # noqa: S311
         wait = error.retry_after if error.retry_after is not None else exponential
         return min(wait, self.max_backoff)
+
+
+def _replay(text: str) -> Iterator[str]:
+    """A cached answer's text in pieces, as a stream would bring it."""
+    for start in range(0, len(text), _REPLAY_PIECE):
+        yield text[start : start + _REPLAY_PIECE]

@@ -1,12 +1,12 @@
-"""What a model call returns: completions, token usage and cost."""
+"""What a model call returns: completions, token usage and cost; or a stream of them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, overload
+from typing import Any, Union, overload
 
-__all__ = ["Completion", "LMResponse", "Usage"]
+__all__ = ["AsyncLMStream", "Completion", "LMResponse", "LMStream", "StreamItem", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -131,3 +131,82 @@ class LMResponse(Sequence[Completion]):
     def as_cache_hit(self, latency: float) -> LMResponse:
         """This response as served from the cache: no tokens billed, zero cost."""
         return replace(self, usage=Usage(), cost=0.0, cached=True, latency=latency)
+
+
+StreamItem = Union[str, LMResponse]  # noqa: UP007 - a runtime alias on 3.10
+"""What an LM stream yields: text as it comes, then the whole `LMResponse`."""
+
+
+class LMStream(Iterator[StreamItem]):
+    """A model's answer as it is written: text pieces, then the whole `LMResponse`.
+
+    Iterate it: each item is a `str` (new text of the first choice) until the last, which
+    is the `LMResponse` (every choice, finish reasons, usage, cost), also kept in
+    `response`. Leaving the loop early, or `close`, ends the request (the HTTP response
+    is closed); use it as a context manager to be sure of that.
+
+    Example:
+        >>> for item in lm.stream(messages):                      # doctest: +SKIP
+        ...     if isinstance(item, str):
+        ...         print(item, end="")
+    """
+
+    def __init__(self, source: Iterator[StreamItem]) -> None:
+        self._source = source
+        #: The whole response, once the stream has ended (``None`` before).
+        self.response: LMResponse | None = None
+
+    def __iter__(self) -> LMStream:
+        return self
+
+    def __next__(self) -> StreamItem:
+        item = next(self._source)
+        if isinstance(item, LMResponse):
+            self.response = item
+        return item
+
+    def close(self) -> None:
+        """Stop reading: the request ends and its connection is closed."""
+        close = getattr(self._source, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> LMStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class AsyncLMStream(AsyncIterator[StreamItem]):
+    """Async form of `LMStream`: ``async for item in lm.astream(messages)``.
+
+    Breaking out of an ``async for`` does not close an async iterator at once; use
+    ``async with lm.astream(...) as stream`` (or call `aclose`) to end the request there.
+    """
+
+    def __init__(self, source: AsyncIterator[StreamItem]) -> None:
+        self._source = source
+        #: The whole response, once the stream has ended (``None`` before).
+        self.response: LMResponse | None = None
+
+    def __aiter__(self) -> AsyncLMStream:
+        return self
+
+    async def __anext__(self) -> StreamItem:
+        item = await self._source.__anext__()
+        if isinstance(item, LMResponse):
+            self.response = item
+        return item
+
+    async def aclose(self) -> None:
+        """Stop reading: the request ends and its connection is closed."""
+        close = getattr(self._source, "aclose", None)
+        if close is not None:
+            await close()
+
+    async def __aenter__(self) -> AsyncLMStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

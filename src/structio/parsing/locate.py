@@ -25,7 +25,10 @@ __all__ = [
     "find_json",
     "find_labels",
     "find_sections",
+    "is_fence_line",
     "norm",
+    "settled_prefix",
+    "split_line",
 ]
 
 
@@ -55,12 +58,16 @@ class Found:
         open: Output fields whose text runs to the end of the completion with nothing to
             close it (no marker after a section, no closing bracket): had the model been
             stopped there, the value might be incomplete.
+        weak: Output fields read from a section whose marker does not start its line (no
+            section with a marker that does was found): more text may still bring one,
+            which would be read instead.
     """
 
     texts: dict[str, Any] = field(default_factory=dict)
     cut_off: set[str] = field(default_factory=set)
     how: str = ""
     open: set[str] = field(default_factory=set)
+    weak: set[str] = field(default_factory=set)
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -105,6 +112,8 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
             if placeholder and norm(placeholder.group(1)) == norm(name):
                 continue  # the structure echoed from the system message, not a value
             found.texts[name] = value
+            if not strong:
+                found.weak.add(name)
             if index == last:  # no marker after it: it runs to the end of the text
                 found.open.add(name)
     return found if found.texts else None
@@ -129,20 +138,16 @@ def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -
         line_end = len(text) if line_end == -1 else line_end
         search = line_end + 1
         line = text[line_start:line_end]
-        splits = _splitting_markers(line)
-        if not splits:
+        split = split_line(line)
+        if split is None:
             continue
         if line_start > position:  # the lines before this one, whole
             sections[-1][2].append(text[position : line_start - 1])
         position = line_end + 1
-        head = line[: splits[0][0].start()].rstrip(_TAIL_DECORATION_CHARS)
+        head, markers = split
         if head.strip():
             sections[-1][2].append(head)
-        for index, (match, strong) in enumerate(splits):
-            end = splits[index + 1][0].start() if index + 1 < len(splits) else len(line)
-            rest = _LEAD_DECORATION.sub("", line[match.end() : end], count=1)
-            rest = rest.rstrip(_TAIL_DECORATION_CHARS) if index + 1 < len(splits) else rest
-            label = norm(match.group(1))
+        for label, strong, rest in markers:
             name = by_norm.get(label)
             if label == "completed" and seen_output:
                 sections.append((None, True, []))  # it closes the section before it
@@ -187,6 +192,44 @@ def _plain_sections(
         body = pieces[index + 1]
         sections.append((name, True, body[1:] if index == last else body[1:-1]))
     return sections
+
+
+def split_line(line: str) -> tuple[str, list[tuple[str, bool, str]]] | None:
+    """A line's splitting markers (see `find_sections`), or ``None`` if it has none.
+
+    Returns the text before the first marker (its decoration stripped: it ends the section
+    before), and for each marker its normalized label, whether it is strong (starts or ends
+    its line) and the text after it on the line, up to the next marker.
+    """
+    splits = _splitting_markers(line)
+    if not splits:
+        return None
+    head = line[: splits[0][0].start()].rstrip(_TAIL_DECORATION_CHARS)
+    markers: list[tuple[str, bool, str]] = []
+    for index, (match, strong) in enumerate(splits):
+        end = splits[index + 1][0].start() if index + 1 < len(splits) else len(line)
+        rest = _LEAD_DECORATION.sub("", line[match.end() : end], count=1)
+        rest = rest.rstrip(_TAIL_DECORATION_CHARS) if index + 1 < len(splits) else rest
+        markers.append((norm(match.group(1)), strong, rest))
+    return head, markers
+
+
+def settled_prefix(line: str) -> str:
+    """The start of an unfinished line that is its section's text whatever follows it.
+
+    The line may yet end with a marker, whose decoration before it is not text, or hold one
+    at its start: everything from the first ``[[`` (or a last ``[``) on, and decoration
+    just before it, may still change meaning; the rest cannot (see `split_line`).
+    """
+    cut = line.find("[[")
+    if cut == -1:
+        cut = len(line) - 1 if line.endswith("[") else len(line)
+    return line[:cut].rstrip(_TAIL_DECORATION_CHARS)
+
+
+def is_fence_line(line: str) -> bool:
+    """Whether a line is a code fence and nothing else (```` ``` ```` or ```` ```python ````)."""
+    return _FENCE_LINE.fullmatch(line) is not None
 
 
 def _splitting_markers(line: str) -> list[tuple[re.Match[str], bool]]:
