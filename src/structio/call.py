@@ -16,7 +16,7 @@ events (`structio.parsing.stream`), then the `CallResult`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Union
 
 from structio.adapters.base import Adapter, SignatureLike, as_signature
@@ -400,7 +400,7 @@ def stream(
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
-) -> Iterator[StreamOut]:
+) -> Generator[StreamOut, None, None]:
     """`call`, read while the model writes: stream events, then the `CallResult` last.
 
     The prompt is built here (a wrong input raises now); the request is made when the
@@ -418,7 +418,7 @@ def stream(
     return _streamed(request, lm)
 
 
-def _streamed(request: _Request, lm: BaseLM) -> Iterator[StreamOut]:
+def _streamed(request: _Request, lm: BaseLM) -> Generator[StreamOut, None, None]:
     reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
     source = lm.stream(request.messages, **request.params)
     try:
@@ -474,7 +474,7 @@ def astream(
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
-) -> AsyncIterator[StreamOut]:
+) -> AsyncGenerator[StreamOut, None]:
     """Async form of `stream`: the same steps, with ``lm.astream``."""
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
@@ -482,7 +482,7 @@ def astream(
     return _astreamed(request, lm)
 
 
-async def _astreamed(request: _Request, lm: BaseLM) -> AsyncIterator[StreamOut]:
+async def _astreamed(request: _Request, lm: BaseLM) -> AsyncGenerator[StreamOut, None]:
     reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
     source = lm.astream(request.messages, **request.params)
     try:
@@ -513,7 +513,7 @@ async def _astreamed(request: _Request, lm: BaseLM) -> AsyncIterator[StreamOut]:
         except ParseError as error:
             raise error from unreadable.error
         finally:
-            await inner.aclose()  # type: ignore[attr-defined]
+            await inner.aclose()
         if again is not None:
             yield again.after(item)
         return

@@ -25,7 +25,15 @@ import functools
 import inspect
 import string
 import typing
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -276,23 +284,23 @@ class _BasePromptFunction(Generic[R]):
         built: R = self._build(result.outputs[0], self._text(result.responses[-1]))
         return built
 
-    def _typed_stream(self, source: Iterator[calling.StreamOut]) -> Stream[R]:
+    def _typed_stream(self, source: Generator[calling.StreamOut, None, None]) -> Stream[R]:
         def items() -> Iterator[StreamEvent | R]:
             try:
                 for item in source:
                     yield self._built(item) if isinstance(item, calling.CallResult) else item
             finally:
-                source.close()  # type: ignore[attr-defined]
+                source.close()
 
         return Stream(items(), tuple(self._outputs()))
 
-    def _atyped_stream(self, source: AsyncIterator[calling.StreamOut]) -> AsyncStream[R]:
+    def _atyped_stream(self, source: AsyncGenerator[calling.StreamOut, None]) -> AsyncStream[R]:
         async def items() -> AsyncIterator[StreamEvent | R]:
             try:
                 async for item in source:
                     yield self._built(item) if isinstance(item, calling.CallResult) else item
             finally:
-                await source.aclose()  # type: ignore[attr-defined]
+                await source.aclose()
 
         return AsyncStream(items(), tuple(self._outputs()))
 

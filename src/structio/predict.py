@@ -8,7 +8,15 @@ import json
 import os
 import pathlib
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any
 
 from structio import call as calling
@@ -719,20 +727,22 @@ class Predict:
 _PENDING: Any = object()
 
 
-def _predictions(source: Iterator[StreamOut]) -> Iterator[StreamEvent | Prediction]:
-    with contextlib.closing(source):  # type: ignore[type-var]
+def _predictions(
+    source: Generator[StreamOut, None, None],
+) -> Iterator[StreamEvent | Prediction]:
+    with contextlib.closing(source):
         for item in source:
             yield Prediction.from_result(item) if isinstance(item, CallResult) else item
 
 
 async def _apredictions(
-    source: AsyncIterator[StreamOut],
+    source: AsyncGenerator[StreamOut, None],
 ) -> AsyncIterator[StreamEvent | Prediction]:
     try:
         async for item in source:
             yield Prediction.from_result(item) if isinstance(item, CallResult) else item
     finally:
-        await source.aclose()  # type: ignore[attr-defined]
+        await source.aclose()
 
 
 # How many items `Predict.batch` reads ahead of their results, per call allowed at once:

@@ -10,7 +10,7 @@ The ``a``-prefixed methods return the async forms.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, TypeGuard, TypeVar, Union
 
 from structio.exceptions import UsageError
 from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
@@ -38,7 +38,7 @@ def _check_field(name: str, fields: tuple[str, ...]) -> None:
         )
 
 
-def _concerns(item: object, name: str) -> bool:
+def _concerns(item: object, name: str) -> TypeGuard[FieldEvent]:
     return isinstance(item, Reread) or (
         isinstance(item, (FieldDelta, FieldValue)) and item.field == name
     )
@@ -112,7 +112,7 @@ class Stream(_Outcome[R], Iterator[Union[StreamEvent, R]]):  # noqa: UP007
         _check_field(name, self.fields)
         for item in self:
             if _concerns(item, name):
-                yield item  # type: ignore[misc]
+                yield item
 
     def close(self) -> None:
         """Stop reading: the request ends and its connection is closed."""
@@ -163,7 +163,7 @@ class AsyncStream(_Outcome[R], AsyncIterator[Union[StreamEvent, R]]):  # noqa: U
         _check_field(name, self.fields)
         async for item in self:
             if _concerns(item, name):
-                yield item  # type: ignore[misc]
+                yield item
 
     async def aclose(self) -> None:
         """Stop reading: the request ends and its connection is closed."""

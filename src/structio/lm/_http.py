@@ -15,8 +15,8 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from collections.abc import AsyncGenerator, Generator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import (
     AuthenticationError,
@@ -412,9 +412,6 @@ def send(
     attempt: int,
 ) -> LMResponse:
     """Make one request and read its response (raising what `translate_error` reads)."""
-    if params.get("stream"):  # asked for as a stream, read whole: pieces, then the assembler
-        last = list(stream(model, messages, params, timeout))[-1]
-        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
     point = endpoint(model, params)
     body = request_body(point, messages, params)
     client = _client(point.client_key)
@@ -431,9 +428,6 @@ async def asend(
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    if params.get("stream"):
-        last = [item async for item in astream(model, messages, params, timeout)][-1]
-        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
     point = endpoint(model, params)
     body = request_body(point, messages, params)
     client = await _async_client(point.client_key)
@@ -445,7 +439,7 @@ async def asend(
 
 def stream(
     model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
-) -> Iterator[str | StreamAssembler]:
+) -> Generator[str | StreamAssembler, None, None]:
     """Make one streamed request: the first choice's new text as it comes, then the assembler.
 
     Closing the generator closes the HTTP response.
@@ -469,7 +463,7 @@ def stream(
 
 async def astream(
     model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
-) -> AsyncIterator[str | StreamAssembler]:
+) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
     point = endpoint(model, params)
     body = request_body(point, messages, {**params, "stream": True})

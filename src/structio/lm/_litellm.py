@@ -9,8 +9,8 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from typing import Any
 
 from structio.exceptions import (
     AuthenticationError,
@@ -206,12 +206,7 @@ def send(
     start: float,
     attempt: int,
 ) -> LMResponse:
-    """Make one request through litellm (a stream is read whole) and convert the response."""
-    if params.get("stream"):
-        # Assembled here, not by litellm's stream_chunk_builder, which merges the choices
-        # of n > 1 into one text.
-        last = list(stream(model, messages, params, timeout))[-1]
-        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
+    """Make one request through litellm and convert the response."""
     raw = get_litellm().completion(**completion_args(model, messages, params, timeout))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
@@ -225,9 +220,6 @@ async def asend(
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    if params.get("stream"):
-        last = [item async for item in astream(model, messages, params, timeout)][-1]
-        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
     raw = await get_litellm().acompletion(**completion_args(model, messages, params, timeout))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
@@ -243,8 +235,11 @@ def _stream_args(
 
 def stream(
     model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
-) -> Iterator[str | StreamAssembler]:
+) -> Generator[str | StreamAssembler, None, None]:
     """One streamed request through litellm: the first choice's new text, then the assembler.
+
+    Assembled by `StreamAssembler`, not litellm's stream_chunk_builder, which merges the
+    choices of n > 1 into one text.
 
     Closing the generator closes the provider's response.
     """
@@ -263,7 +258,7 @@ def stream(
 
 async def astream(
     model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
-) -> AsyncIterator[str | StreamAssembler]:
+) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
     raw = await get_litellm().acompletion(**_stream_args(model, messages, params, timeout))
     assembler = StreamAssembler(model, provider_of(model))

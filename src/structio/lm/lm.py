@@ -6,8 +6,16 @@ import functools
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+)
+from typing import Any, cast
 
 from structio._util.data import jsonable
 from structio._util.secrets import check_endpoints, public_params, secret_values
@@ -38,10 +46,12 @@ _ASend = Callable[
 _Translate = Callable[..., "LMError | None"]
 # One streamed request: (model, messages, params, timeout) -> text pieces, then the assembler.
 _Stream = Callable[
-    [str, list[dict[str, Any]], Mapping[str, Any], float], Iterator["str | StreamAssembler"]
+    [str, list[dict[str, Any]], Mapping[str, Any], float],
+    Generator["str | StreamAssembler", None, None],
 ]
 _AStream = Callable[
-    [str, list[dict[str, Any]], Mapping[str, Any], float], AsyncIterator["str | StreamAssembler"]
+    [str, list[dict[str, Any]], Mapping[str, Any], float],
+    AsyncGenerator["str | StreamAssembler", None],
 ]
 # A cached answer replayed as a stream comes in pieces of this many characters.
 _REPLAY_PIECE = 64
@@ -268,7 +278,8 @@ class LM(BaseLM):
             # A response without choices (cached before they were refused) is not an answer.
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
-        send = self._send
+        # A call asked as a stream (``stream=True``) reads the stream whole.
+        send = self._read_stream if params.get("stream") else self._send
         attempt = 0
         while True:
             attempt += 1
@@ -294,7 +305,7 @@ class LM(BaseLM):
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
-        asend = self._asend
+        asend = self._aread_stream if params.get("stream") else self._asend
         attempt = 0
         while True:
             attempt += 1
@@ -309,6 +320,33 @@ class LM(BaseLM):
         return response
 
     # -- streams --------------------------------------------------------------------------
+
+    def _read_stream(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        timeout: float,
+        start: float,
+        attempt: int,
+    ) -> LMResponse:
+        """One streamed request read whole: its pieces, then the assembler of them all."""
+        last = list(self._open_stream(model, messages, params, timeout))[-1]
+        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
+
+    async def _aread_stream(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        timeout: float,
+        start: float,
+        attempt: int,
+    ) -> LMResponse:
+        source = self._aopen_stream(model, messages, params, timeout)
+        last = [item async for item in source][-1]
+        return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
+
     #
     # A failure before any text is retried as for a call; once text has been handed out it
     # is raised (a new attempt would write another answer after it). A stream that ends is
@@ -342,7 +380,7 @@ class LM(BaseLM):
                 error = self._failure(exc, attempt, params, retry=not given)
                 _sleep(self._delay(error, attempt))
             finally:
-                source.close()  # type: ignore[attr-defined]
+                source.close()
         if cache is not None:
             cache.set(key, response)
         yield response
@@ -378,7 +416,7 @@ class LM(BaseLM):
                 error = self._failure(exc, attempt, params, retry=not given)
                 await asyncio.sleep(self._delay(error, attempt))
             finally:
-                await source.aclose()  # type: ignore[attr-defined]
+                await source.aclose()
         if cache is not None:
             await asyncio.to_thread(cache.set, key, response)
         yield response
