@@ -273,6 +273,26 @@ async def astream(
     yield assembler
 
 
+# Providers whose streams litellm reads as OpenAI chat chunks: there a finish reason is always
+# sent at the end, so a stream without one was cut. Other providers' stream readers are not
+# all known to record theirs, and are trusted to end only when finished.
+_OPENAI_STREAMS = frozenset(
+    (
+        "openai",
+        "azure",
+        "groq",
+        "together_ai",
+        "openrouter",
+        "deepseek",
+        "fireworks_ai",
+        "xai",
+        "hosted_vllm",
+        "lm_studio",
+        "custom_openai",
+    )
+)
+
+
 def _ended(raw: Any, assembler: StreamAssembler) -> None:
     """Mark the stream done only if the provider finished it.
 
@@ -283,7 +303,7 @@ def _ended(raw: Any, assembler: StreamAssembler) -> None:
     sent = getattr(raw, "received_finish_reason", "unknown") is not None or (
         getattr(raw, "intermittent_finish_reason", None) is not None
     )
-    if sent:
+    if sent or assembler.provider not in _OPENAI_STREAMS:
         assembler.done = True
     else:
         assembler.reasons.clear()
