@@ -25,6 +25,7 @@ import json
 import signal
 import sys
 from collections.abc import Callable
+from typing import NamedTuple
 
 ANSWER = "[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]"
 
@@ -90,6 +91,62 @@ def _chunked(buffer: bytearray, start: int) -> int | None:
         pos += size + 2
 
 
+class Request(NamedTuple):
+    """One request cut from a connection's buffer."""
+
+    method: str
+    path: str
+    body: bytes
+    close: bool  # whether the client asked for the connection to be closed after it
+
+
+def take_request(buffer: bytearray) -> Request | None:
+    """Cut the first complete request out of ``buffer``; ``None`` while it is incomplete.
+
+    Raises:
+        ValueError: The request head is too long or malformed.
+    """
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buffer) > _MAX_HEAD:
+            raise ValueError("request head too long")
+        return None
+    lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
+    method, target, version = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip().lower()
+    body_start = end + 4
+    chunked = "chunked" in headers.get("transfer-encoding", "")
+    if chunked:
+        body_end = _chunked(buffer, body_start)
+        if body_end is None:
+            return None
+    else:
+        body_end = body_start + int(headers.get("content-length", "0"))
+        if len(buffer) < body_end:
+            return None
+    raw = bytes(buffer[body_start:body_end])
+    del buffer[:body_end]
+    connection = headers.get("connection", "")
+    close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+    body = _dechunk(raw) if chunked else raw
+    return Request(method, target.split("?", 1)[0], body, close)
+
+
+def _dechunk(raw: bytes) -> bytes:
+    """A chunked request body's data (clients here send ``content-length``; kept general)."""
+    out, pos = bytearray(), 0
+    while True:
+        eol = raw.index(b"\r\n", pos)
+        size = int(raw[pos:eol].split(b";", 1)[0].strip() or b"0", 16)
+        if size == 0:
+            return bytes(out)
+        out += raw[eol + 2 : eol + 2 + size]
+        pos = eol + 2 + size + 2
+
+
 class _Connection(asyncio.Protocol):
     """One client connection: parse each request from the buffer, answer it at once."""
 
@@ -113,31 +170,13 @@ class _Connection(asyncio.Protocol):
 
     def _one_request(self) -> bool:
         """Answer the first complete request in the buffer; False if there is none."""
-        buffer, transport = self.buffer, self.transport
+        transport = self.transport
         if transport is None or transport.is_closing():
             return False
-        end = buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buffer) > _MAX_HEAD:
-                raise ValueError("request head too long")
+        request = take_request(self.buffer)
+        if request is None:
             return False
-        lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip().lower()
-        body_start = end + 4
-        if "chunked" in headers.get("transfer-encoding", ""):
-            body_end = _chunked(buffer, body_start)
-            if body_end is None:
-                return False
-        else:
-            body_end = body_start + int(headers.get("content-length", "0"))
-            if len(buffer) < body_end:
-                return False
-        del buffer[:body_end]
-        path = target.split("?", 1)[0]
+        method, path = request.method, request.path
         if method == "POST" and path.endswith("/chat/completions"):
             _Stats.requests += 1
             transport.write(_OK)
@@ -145,8 +184,7 @@ class _Connection(asyncio.Protocol):
             transport.write(_response("200 OK", json.dumps({"requests": _Stats.requests}).encode()))
         else:
             transport.write(_NOT_FOUND)
-        connection = headers.get("connection", "")
-        if connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive"):
+        if request.close:
             transport.close()
             return False
         return True

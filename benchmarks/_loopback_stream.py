@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 import _loopback
-from _loopback import _BAD, _MAX_HEAD, _NOT_FOUND, _chunked, _response
+from _loopback import _BAD, _NOT_FOUND, _response, take_request
 
 # Plain prose: no "[[" (a marker's opening), no blank line (where a ChatAdapter section
 # could end early), long enough that streaming it takes hundreds of chunks.
@@ -225,37 +225,15 @@ class _Connection(asyncio.Protocol):
 
     def _one_request(self) -> bool:
         """Answer the first complete request in the buffer; False if there is none."""
-        buffer, transport = self.buffer, self.transport
+        transport = self.transport
         if transport is None or transport.is_closing():
             return False
-        end = buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buffer) > _MAX_HEAD:
-                raise ValueError("request head too long")
+        request = take_request(self.buffer)
+        if request is None:
             return False
-        lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip().lower()
-        body_start = end + 4
-        chunked = "chunked" in headers.get("transfer-encoding", "")
-        if chunked:
-            body_end = _chunked(buffer, body_start)
-            if body_end is None:
-                return False
-        else:
-            body_end = body_start + int(headers.get("content-length", "0"))
-            if len(buffer) < body_end:
-                return False
-        raw = bytes(buffer[body_start:body_end])
-        del buffer[:body_end]
-        connection = headers.get("connection", "")
-        close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
-        path = target.split("?", 1)[0]
+        method, path, close = request.method, request.path, request.close
         if method == "POST" and path.endswith("/chat/completions"):
-            body = json.loads(_dechunk(raw) if chunked else raw)
+            body = json.loads(request.body)
             _Stats.requests += 1
             model = str(body.get("model", "test"))
             if not body.get("stream"):
@@ -300,18 +278,6 @@ class _Connection(asyncio.Protocol):
             transport.close()
         else:
             self._serve()
-
-
-def _dechunk(raw: bytes) -> bytes:
-    """A chunked request body's data (clients here send ``content-length``; kept general)."""
-    out, pos = bytearray(), 0
-    while True:
-        eol = raw.index(b"\r\n", pos)
-        size = int(raw[pos:eol].split(b";", 1)[0].strip() or b"0", 16)
-        if size == 0:
-            return bytes(out)
-        out += raw[eol + 2 : eol + 2 + size]
-        pos = eol + 2 + size + 2
 
 
 async def serve(chunk_size: int) -> None:
