@@ -216,3 +216,32 @@ def test_chatprompt_async() -> None:
         raise NotImplementedError
 
     assert asyncio.run(count.acall("a b")) == 2
+
+
+def test_an_image_argument_becomes_a_content_part_in_both_kinds() -> None:
+    png = (
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+"
+        "M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
+    lm = sio.FakeLM(["A pixel.", "A pixel.", "[[ ## answer ## ]]\n1"])
+
+    @sio.prompt("Describe: {image}", lm=lm)
+    def describe(image: sio.Image) -> str: ...
+
+    @sio.chatprompt(sio.SystemMessage("You see."), sio.UserMessage("Look: {image}"), lm=lm)
+    def look(image: sio.Image) -> str: ...
+
+    @sio.prompt("Count: {image}", lm=lm)
+    def count(image: sio.Image) -> int: ...
+
+    assert describe(sio.Image(png)) == "A pixel."
+    assert look(sio.Image(png)) == "A pixel."
+    assert count(sio.Image(png)) == 1
+    image_part = {"type": "image_url", "image_url": {"url": png}}
+    assert lm.calls[0].messages[-1]["content"] == [
+        {"type": "text", "text": "Describe: "},
+        image_part,
+    ]
+    assert lm.calls[1].messages[0] == {"role": "system", "content": "You see."}
+    assert lm.calls[1].messages[1]["content"][1] == image_part
+    assert lm.calls[2].messages[-1]["content"][1] == image_part

@@ -24,6 +24,7 @@ from structio.exceptions import (
     LMConnectionError,
     LMError,
     LMTimeoutError,
+    MediaError,
     ParseError,
     RateLimitError,
     ServerError,
@@ -31,6 +32,7 @@ from structio.exceptions import (
     StructioError,
     TemplateError,
     TokenizerError,
+    ToolCallError,
     TruncationError,
     UsageError,
 )
@@ -55,8 +57,10 @@ from structio.lm import (
     Usage,
     inspect_history,
 )
+from structio.media import Audio, File, Image
 from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
 from structio.predict import Predict, Prediction
+from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.rendering.prompt import Part, Prompt, Truncation
 from structio.rendering.templates import Template
@@ -78,12 +82,21 @@ AdapterResult = CallResult
 __version__ = "0.1.0"
 
 
+_LAZY = {"Tool": "structio.tools", "ToolCall": "structio.tools", "ToolCalls": "structio.tools"}
+
+
 def __getattr__(name: str) -> object:
+    import importlib
+
     # `structio.finetune` without importing it (and sqlite3, csv...) at `import structio`.
     if name == "finetune":
-        import importlib
-
         return importlib.import_module("structio.finetune")
+    # The tool types are pydantic models: pydantic loads when they are first used.
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        value.__module__ = "structio"
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'structio' has no attribute {name!r}")
 
 
@@ -94,6 +107,7 @@ __all__ = [
     "AsyncLMStream",
     "AsyncStream",
     "AsyncTextStream",
+    "Audio",
     "AuthenticationError",
     "BadRequestError",
     "BaseLM",
@@ -110,8 +124,10 @@ __all__ = [
     "FakeLM",
     "FieldDelta",
     "FieldValue",
+    "File",
     "FormatError",
     "History",
+    "Image",
     "InputField",
     "JSONAdapter",
     "LM",
@@ -120,6 +136,7 @@ __all__ = [
     "LMResponse",
     "LMStream",
     "LMTimeoutError",
+    "MediaError",
     "ModelCapabilities",
     "NumberedDict",
     "NumberedList",
@@ -132,6 +149,7 @@ __all__ = [
     "PromptFunction",
     "RateLimitError",
     "Reading",
+    "Reasoning",
     "Reread",
     "ResponseCache",
     "ServerError",
@@ -146,6 +164,10 @@ __all__ = [
     "TemplateError",
     "TextStream",
     "TokenizerError",
+    "Tool",
+    "ToolCall",
+    "ToolCallError",
+    "ToolCalls",
     "Truncation",
     "TruncationError",
     "Usage",
@@ -164,7 +186,7 @@ __all__ = [
 # Public classes say where users import them from, as httpx's do: `structio.ParseError` in
 # tracebacks and reprs, not the module that happens to define it today.
 for _name in __all__:
-    _public = globals()[_name]
+    _public = globals().get(_name)  # the lazy ones say so when they load
     if isinstance(_public, type) and _public.__module__.startswith("structio."):
         _public.__module__ = "structio"
 del _name, _public

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Itera
 from typing import Any, Literal, Union
 
 from structio.adapters.base import Adapter, SignatureLike, as_signature
+from structio.adapters.native import Native
 from structio.exceptions import (
     ContextWindowExceededError,
     ParseError,
@@ -27,8 +28,9 @@ from structio.exceptions import (
     TruncationError,
 )
 from structio.lm.base import BaseLM, reset_origin, set_origin
-from structio.lm.types import AsyncLMStream, LMResponse, StreamItem, Usage
-from structio.parsing.stream import Reread, StreamEvent
+from structio.lm.types import AsyncLMStream, Completion, LMResponse, StreamItem, Usage
+from structio.parsing.clean import drafts
+from structio.parsing.stream import FieldValue, Reread, StreamEvent
 from structio.rendering.prompt import Prompt, Truncation, TruncationStep
 from structio.signatures.signature import Signature
 
@@ -118,6 +120,10 @@ class _Request:
     build: Builder | None = None
     # The call's inputs, so that an echo of one is not read as the answer.
     inputs: Mapping[str, Any] | None = None
+    # Tool calls and reasoning that travel beside the text; `signature` is then the wire one.
+    native: Native | None = None
+    # The signature the call was made with, which a fallback call starts from again.
+    given_signature: type[Signature] | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -129,9 +135,15 @@ class _Request:
             "params": self.given,
             "max_prompt_tokens": self.max_prompt_tokens,
             "truncation_step": self.step,
-            "build": self.build,
+            # The default prompt is rebuilt by the fallback (its tools may travel otherwise).
+            "build": None if self.native is not None else self.build,
             "inputs": self.inputs,
         }
+
+    @property
+    def original(self) -> type[Signature]:
+        """The signature the call was made with (a fallback call starts from it)."""
+        return self.given_signature or self.signature
 
     def truncated(
         self, reason: Literal["max_prompt_tokens", "context_window"], limit: int
@@ -186,22 +198,37 @@ def _begin(
     build: Builder | None,
 ) -> _Request:
     """The first request of a call: rendered, truncated to the budget, with the parameters."""
+    native: Native | None = None
+    given_signature: type[Signature] | None = None
     if build is None:
-        build = _builder(as_signature(signature), list(demos), inputs or {})
+        given_signature = as_signature(signature)
+        native = adapter.native(given_signature, lm)
+        values = inputs or {}
+        if native is None:
+            build = _builder(given_signature, list(demos), values)
+        else:
+            build = _builder(native.wire, list(demos), native.wire_inputs(values))
     sig, prompt = build(adapter)
     given = params or {}
+    request_params = adapter.request_params(sig, given, lm)
+    if native is not None:
+        request_params = native.request_params(
+            request_params, inputs or {}, getattr(lm, "params", None)
+        )
     request = _Request(
         adapter,
         sig,
         prompt,
         prompt,
-        adapter.request_params(sig, given, lm),
+        request_params,
         step,
         None,
         given,
         max_prompt_tokens,
         build,
         inputs,
+        native,
+        given_signature,
     )
     if max_prompt_tokens is not None:
         request = request.truncated("max_prompt_tokens", max_prompt_tokens)
@@ -224,10 +251,15 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
     outputs: list[dict[str, Any]] = []
     route: str = adapter.route
     limited = False
+    native = request.native
     for completion in response.completions:
         try:
             values, reader, open_fields = adapter.read(sig, completion.text, inputs=request.inputs)
         except ParseError as error:
+            if native is not None and native.native_calls and completion.tool_calls:
+                # The model called tools instead of answering: that is its answer for now.
+                outputs.append(_native_values(request, completion, None))
+                continue
             if completion.truncated:
                 raise error.with_truncation() from None
             fallback = adapter.fallback_adapter()
@@ -244,10 +276,32 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
                 limited = True
             if reader == "JSON" and adapter.route == "chat":
                 route = "json_reparse"  # ChatAdapter read a JSON answer: no new request
+        if native is not None:
+            values = _native_values(request, completion, values)
         outputs.append(values)
     if route not in _ROUTES:
         route = "chat"  # a custom adapter's own format is reported as the "chat" route
     return CallResult(outputs, route, [response], request.truncation, limited)  # type: ignore[arg-type]
+
+
+def _native_values(
+    request: _Request, completion: Completion, values: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Every output of the call: what the text gave, and the tool calls and reasoning."""
+    native = request.native
+    if native is None:  # pragma: no cover - callers check
+        return values or {}
+    reasoning = completion.reasoning
+    if reasoning is None and native.native_reasoning:
+        reasoning = drafts(completion.text)  # a model that thinks in <think> tags
+    return native.fill(
+        values,
+        text=completion.text,
+        tool_calls=completion.tool_calls,
+        reasoning=reasoning,
+        inputs=request.inputs,
+        adapter=type(request.adapter).__name__,
+    )
 
 
 def _check_closed(
@@ -331,7 +385,7 @@ def call(
         return _read(request, response)
     except _UnreadableError as unreadable:
         try:
-            result = call(unreadable.fallback, lm, request.signature, **request.again())
+            result = call(unreadable.fallback, lm, request.original, **request.again())
         except ParseError as error:
             raise error from unreadable.error
         return result.after(response)
@@ -365,7 +419,7 @@ async def acall(
         return _read(request, response)
     except _UnreadableError as unreadable:
         try:
-            result = await acall(unreadable.fallback, lm, request.signature, **request.again())
+            result = await acall(unreadable.fallback, lm, request.original, **request.again())
         except ParseError as error:
             raise error from unreadable.error
         return result.after(response)
@@ -439,7 +493,7 @@ def _streamed(request: _Request, lm: BaseLM) -> Generator[StreamOut, None, None]
             yield Reread(_fallback_reason(unreadable))
         again: CallResult | None = None
         try:
-            for out in stream(unreadable.fallback, lm, request.signature, **request.again()):
+            for out in stream(unreadable.fallback, lm, request.original, **request.again()):
                 if isinstance(out, CallResult):
                     again = out
                 else:
@@ -450,7 +504,18 @@ def _streamed(request: _Request, lm: BaseLM) -> Generator[StreamOut, None, None]
             yield again.after(item)
         return
     yield from reader.finish(result.outputs[0])
+    yield from _native_events(request, result)
     yield result
+
+
+def _native_events(request: _Request, result: CallResult) -> list[StreamEvent]:
+    """The values of the outputs that came beside the text (the reader never saw them)."""
+    if request.native is None or not result.outputs:
+        return []
+    wire = request.signature.output_fields
+    return [
+        FieldValue(name, value) for name, value in result.outputs[0].items() if name not in wire
+    ]
 
 
 def _next(source: Iterator[StreamItem], request: _Request) -> StreamItem:
@@ -503,7 +568,7 @@ async def _astreamed(request: _Request, lm: BaseLM) -> AsyncGenerator[StreamOut,
         if reader.said:
             yield Reread(_fallback_reason(unreadable))
         again: CallResult | None = None
-        inner = astream(unreadable.fallback, lm, request.signature, **request.again())
+        inner = astream(unreadable.fallback, lm, request.original, **request.again())
         try:
             async for out in inner:
                 if isinstance(out, CallResult):
@@ -518,6 +583,8 @@ async def _astreamed(request: _Request, lm: BaseLM) -> AsyncGenerator[StreamOut,
             yield again.after(item)
         return
     for event in reader.finish(result.outputs[0]):
+        yield event
+    for event in _native_events(request, result):
         yield event
     yield result
 

@@ -10,11 +10,13 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     ├── UsageError                  the calling code is wrong; fix the code, do not retry
     │   ├── SignatureError          (TypeError)   a signature declaration is invalid
     │   ├── FormatError             (ValueError)  inputs, demos or outputs do not fit the signature
+    │   │   └── MediaError                        an image, audio or file cannot be read or sent
     │   ├── TemplateError           (ValueError)  a prompt template is invalid or renders badly
     │   ├── TruncationError         (ValueError)  the parts that cannot be dropped exceed the limit
     │   └── ConfigurationError      (RuntimeError) no LM configured, or a setting is invalid
     │       └── TokenizerError                an encoding is unknown or not available offline
     ├── ParseError                  (ValueError)  a completion cannot be read as the outputs
+    ├── ToolCallError               (ValueError)  a tool call names no tool, or bad arguments
     ├── DataError                   (ValueError)  examples or a finetune file have problems
     ├── BatchError                                some items of a batch failed (all results kept)
     └── LMError                                   the model provider failed the request
@@ -43,6 +45,7 @@ __all__ = [
     "LMConnectionError",
     "LMError",
     "LMTimeoutError",
+    "MediaError",
     "ParseError",
     "RateLimitError",
     "ServerError",
@@ -50,6 +53,7 @@ __all__ = [
     "StructioError",
     "TemplateError",
     "TokenizerError",
+    "ToolCallError",
     "TruncationError",
     "UsageError",
 ]
@@ -88,6 +92,16 @@ class FormatError(UsageError, ValueError):
     Also raised by `Predict` for a demo with an unknown field or a value of the wrong type
     (naming the demo's index and the field), and by a prompt function called with an
     argument missing or unknown.
+    """
+
+
+class MediaError(FormatError):
+    """Raised when an image, audio clip or file cannot be read or sent to a model.
+
+    A source that is neither a URL, a data URI, an existing file nor bytes; a MIME type
+    that cannot be detected or is not of the media's kind; data over the size limit; or
+    a media value placed where a model cannot take it (a system or assistant message).
+    The message names the source (never the whole data) and says what to do.
     """
 
 
@@ -130,6 +144,27 @@ class TemplateError(UsageError, ValueError):
     Invalid YAML after rendering, a part without ``content``, an unknown role, a template
     syntax error or a missing include: the message names the template, the part and the line.
     """
+
+
+class ToolCallError(StructioError, ValueError):
+    """Raised when a tool call cannot be run: it names no known tool, or its arguments do not fit.
+
+    Raised by `Tool` when called with arguments its parameters do not accept, and by
+    `ToolCalls.execute` for a call to a tool it does not have. A tool's own exceptions
+    propagate unchanged.
+
+    Attributes:
+        tool: The name of the tool called.
+        arguments: The arguments the call gave (``args`` is the exception's own tuple).
+    """
+
+    def __init__(self, message: str, *, tool: str, args: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.arguments = dict(args or {})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_tool_call_error, (str(self), self.tool, self.arguments))
 
 
 class ParseError(StructioError, ValueError):
@@ -335,3 +370,7 @@ class ContextWindowExceededError(BadRequestError):
 
     Shorten the prompt (fewer demos, truncated history) or use a model with a larger window.
     """
+
+
+def _rebuild_tool_call_error(message: str, tool: str, args: dict[str, Any]) -> ToolCallError:
+    return ToolCallError(message, tool=tool, args=args)

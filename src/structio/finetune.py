@@ -556,7 +556,11 @@ def _check_messages(messages: Any) -> str | None:
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
             return f"{where} has role {role!r}; use system, user or assistant"
-        if not isinstance(content, str) or not content.strip():
+        if role == "user" and isinstance(content, list):
+            problem = _check_parts(content, where)
+            if problem is not None:
+                return problem
+        elif not isinstance(content, str) or not content.strip():
             return f"{where} ({role}) must have non-empty text content"
         if role == "system":
             if index != 0:
@@ -567,6 +571,39 @@ def _check_messages(messages: Any) -> str | None:
         expected = "assistant" if role == "user" else "user"
     if messages[-1].get("role") != "assistant":
         return "the last message must be the assistant's answer"
+    return None
+
+
+def _check_parts(parts: list[Any], where: str) -> str | None:
+    """What is wrong with a user message's content parts for vision fine-tuning, or ``None``.
+
+    OpenAI's vision fine-tuning takes text parts and images (an https URL or a base64
+    data URI); audio and files cannot be trained on.
+    """
+    if not parts:
+        return f"{where} has an empty list of content parts"
+    for number, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                return f"{where}, part {number}: a text part needs a string 'text'"
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else None
+            if not isinstance(url, str) or not url.startswith(
+                ("https://", "http://", "data:image/")
+            ):
+                return (
+                    f"{where}, part {number}: an image part needs an image_url.url that is an "
+                    "http(s) URL or a data:image/... URI"
+                )
+        elif kind in ("input_audio", "file"):
+            return (
+                f"{where}, part {number}: fine-tuning data may hold images but not "
+                f"{'audio' if kind == 'input_audio' else 'files'}"
+            )
+        else:
+            return f"{where}, part {number}: unknown content part type {kind!r}"
     return None
 
 

@@ -42,9 +42,10 @@ from structio.adapters.base import Adapter
 from structio.exceptions import FormatError, ParseError, SignatureError
 from structio.lm.base import BaseLM
 from structio.lm.types import AsyncLMStream, LMResponse, LMStream
+from structio.media import has_markers
 from structio.parsing.stream import StreamEvent
 from structio.rendering.formatting import as_formatting, formatting_class, has_own_format
-from structio.rendering.prompt import Part, Prompt
+from structio.rendering.prompt import Part, Prompt, part_messages
 from structio.rendering.text import prompt_text
 from structio.settings import resolve_adapter, resolve_lm
 from structio.signatures.field import InputField, OutputField
@@ -346,10 +347,10 @@ class PromptFunction(_BasePromptFunction[R]):
             return self._plain_messages(text)
         return self._adapter().format(self._signature, (), {_PROMPT_FIELD: text})
 
-    def _plain_messages(self, text: str) -> list[dict[str, str]]:
+    def _plain_messages(self, text: str) -> list[dict[str, Any]]:
         doc = inspect.getdoc(self._function)
         system = [{"role": "system", "content": doc}] if doc else []
-        return [*system, {"role": "user", "content": text}]
+        return _sent([*system, {"role": "user", "content": text}])
 
     def __call__(self, *args: Any, **kwargs: Any) -> R:
         """Fill the template, call the model and return the typed answer.
@@ -488,7 +489,7 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         lm, adapter = self._resolve()
         chat = self.format(*args, **kwargs)
         if self._signature is None:
-            result: R = self._text(lm(chat, **self.params))
+            result: R = self._text(lm(_sent(chat), **self.params))
             return result
         build = self._request(chat, self._signature)
         outcome = calling.call(adapter, lm, self._signature, params=self.params, build=build)
@@ -500,7 +501,7 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         lm, adapter = self._resolve()
         chat = self.format(*args, **kwargs)
         if self._signature is None:
-            result: R = self._text(await lm.acall(chat, **self.params))
+            result: R = self._text(await lm.acall(_sent(chat), **self.params))
             return result
         build = self._request(chat, self._signature)
         outcome = await calling.acall(adapter, lm, self._signature, params=self.params, build=build)
@@ -524,7 +525,7 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         lm, adapter = self._resolve()
         chat = self.format(*args, **kwargs)
         if self._signature is None:
-            return TextStream(_text_pieces(lm.stream(chat, **self.params)))
+            return TextStream(_text_pieces(lm.stream(_sent(chat), **self.params)))
         build = self._request(chat, self._signature)
         return self._typed_stream(
             calling.stream(adapter, lm, self._signature, params=self.params, build=build)
@@ -541,11 +542,18 @@ class ChatPromptFunction(_BasePromptFunction[R]):
         lm, adapter = self._resolve()
         chat = self.format(*args, **kwargs)
         if self._signature is None:
-            return AsyncTextStream(_atext_pieces(lm.astream(chat, **self.params)))
+            return AsyncTextStream(_atext_pieces(lm.astream(_sent(chat), **self.params)))
         build = self._request(chat, self._signature)
         return self._atyped_stream(
             calling.astream(adapter, lm, self._signature, params=self.params, build=build)
         )
+
+
+def _sent(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as sent: an image (audio, file) in a user message becomes a content part."""
+    if not any(has_markers(m["content"]) for m in chat if isinstance(m.get("content"), str)):
+        return chat
+    return part_messages(Part(f"message_{i}", m["role"], m["content"]) for i, m in enumerate(chat))
 
 
 def prompt(

@@ -32,6 +32,7 @@ from structio.exceptions import BatchError, ConfigurationError, SignatureError
 from structio.lm.base import BaseLM
 from structio.lm.lm import LM
 from structio.lm.types import LMResponse, Usage
+from structio.parsing.clean import drafts
 from structio.parsing.stream import StreamEvent
 from structio.rendering.prompt import Truncation, TruncationStep
 from structio.settings import resolve_adapter, resolve_lm
@@ -88,6 +89,9 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
 
 class Prediction(Mapping[str, Any]):
     """The outputs of one call, read as attributes (``pred.answer``) or keys.
+
+    ``pred.reasoning`` is the model's native reasoning (`lm_reasoning`) unless the
+    signature has an output of that name, which always comes first.
 
     Attributes:
         completions: The outputs of every choice (``n=``); the first is this prediction.
@@ -152,6 +156,19 @@ class Prediction(Mapping[str, Any]):
         """The former name of `route`."""
         return self.route
 
+    @property
+    def lm_reasoning(self) -> str | None:
+        """The model's native reasoning for this answer, kept apart from the outputs.
+
+        The reply's ``reasoning_content`` (or thinking blocks), else the ``<think>`` drafts
+        the parser set aside; ``None`` when the model gave neither. ``pred.reasoning`` is
+        this too, unless the signature has an output named ``reasoning``.
+        """
+        if not self.responses or not self.responses[-1].completions:
+            return None
+        completion = self.responses[-1].completions[0]
+        return completion.reasoning or drafts(completion.text)
+
     @classmethod
     def from_result(cls, result: CallResult) -> Prediction:
         """Build a prediction from what a call returned."""
@@ -170,6 +187,8 @@ class Prediction(Mapping[str, Any]):
         try:
             return self._values[name]
         except KeyError:
+            if name == "reasoning":  # no output of that name: the model's own reasoning
+                return self.lm_reasoning
             fields = ", ".join(self._values) or "none"
             raise AttributeError(
                 f"Prediction has no field {name!r}; its fields: {fields}"

@@ -19,8 +19,13 @@ ADAPTERS: dict[str, sio.Adapter] = {
     "ChatAdapter": sio.ChatAdapter(),
     "JSONAdapter": sio.JSONAdapter(),
 }
-# Features of later issues: XML, BAML and TwoStep adapters, images and tools.
-OUT_OF_SCOPE_FILES = {"golden_multimodal_tools.json"}
+# Media, tools and reasoning are compared in test_golden_media_tools.py.
+OUT_OF_SCOPE_FILES = {
+    "golden_multimodal_tools.json",
+    "golden_media.json",
+    "golden_tools.json",
+    "golden_reasoning.json",
+}
 
 
 def load(name: str) -> dict[str, Any]:

@@ -21,11 +21,16 @@ class Reply:
     """What the server answers to one request.
 
     ``content`` is the text of each choice (a list gives one choice each; a string is
-    repeated for ``n``). ``status`` other than 200 sends an OpenAI-style error body with
+    repeated for ``n``); ``None`` sends ``"content": null``, as a reply that only calls
+    tools does. ``status`` other than 200 sends an OpenAI-style error body with
     ``error_message`` and ``error_code``. ``raw_body`` sends those bytes as they are.
+    ``reasoning_content`` and ``reasoning`` add a reasoning model's thinking to each
+    choice's message under that name (both spellings servers use), streamed in pieces
+    before the content. ``usage`` is sent as given (add ``completion_tokens_details`` for
+    reasoning tokens): in the body, or in a last chunk when a stream asks for usage.
     """
 
-    content: str | list[str] = "ok"
+    content: str | list[str | None] | None = "ok"
     finish_reason: str = "stop"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -34,6 +39,8 @@ class Reply:
     error_code: str | None = None
     raw_body: bytes | None = None
     tool_calls: list[dict[str, Any]] | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
     #: For a streamed request (``"stream": true``): the text is sent in pieces of this size.
     chunk_size: int = 3
     #: Seconds between two streamed chunks.
@@ -237,9 +244,15 @@ class OpenAIServer:
         return Handler
 
 
-def _contents(reply: Reply, body: dict[str, Any]) -> list[str]:
+def _contents(reply: Reply, body: dict[str, Any]) -> list[str | None]:
     n = int(body.get("n") or 1)
     return reply.content if isinstance(reply.content, list) else [reply.content] * n
+
+
+def _reasonings(reply: Reply) -> dict[str, str]:
+    """The reasoning fields of each choice's message: name -> text."""
+    fields = {"reasoning_content": reply.reasoning_content, "reasoning": reply.reasoning}
+    return {name: text for name, text in fields.items() if text is not None}
 
 
 def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -255,10 +268,19 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
         }
 
     chunks = []
+    size = reply.chunk_size
     for index, text in enumerate(_contents(reply, body)):
-        chunks.append(chunk(index, {"role": "assistant", "content": ""}))
-        for start in range(0, len(text), reply.chunk_size):
-            chunks.append(chunk(index, {"content": text[start : start + reply.chunk_size]}))
+        # A reply with no text (only tool calls) opens with ``"content": null``, as OpenAI's.
+        opening = {"role": "assistant", "content": "" if text is not None else None}
+        chunks.append(chunk(index, opening))
+        # Both spellings at once go in the same deltas, as a server that sends both does.
+        thoughts = _reasonings(reply)
+        longest = max((len(thought) for thought in thoughts.values()), default=0)
+        for start in range(0, longest, size):
+            delta = {name: thought[start : start + size] for name, thought in thoughts.items()}
+            chunks.append(chunk(index, delta))
+        for start in range(0, len(text or ""), size):
+            chunks.append(chunk(index, {"content": (text or "")[start : start + size]}))
         for position, call in enumerate(reply.tool_calls or ()):
             function = call["function"]
             arguments = function["arguments"]
@@ -279,7 +301,7 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     contents = _contents(reply, body)
-    message: dict[str, Any] = {"role": "assistant"}
+    message: dict[str, Any] = {"role": "assistant", **_reasonings(reply)}
     if reply.tool_calls:
         message["tool_calls"] = reply.tool_calls
     return {

@@ -19,9 +19,20 @@ def _is_native(value: Any) -> bool:
 
 
 def jsonable(value: Any) -> Any:
-    """Convert a value to JSON-compatible data (models, enums, dates... via pydantic)."""
+    """Convert a value to JSON-compatible data (models, enums, dates... via pydantic).
+
+    A value pydantic does not know is written by its ``__structio_json__()`` method when
+    it has one (an image as its URL, a tool as its description), else as ``str(value)``.
+    """
     if _is_native(value):
         return value
     from pydantic_core import to_jsonable_python
 
-    return to_jsonable_python(value, by_alias=False, fallback=str)
+    return to_jsonable_python(value, by_alias=False, fallback=_fallback)
+
+
+def _fallback(value: Any) -> Any:
+    own = getattr(type(value), "__structio_json__", None)
+    if own is not None:
+        return own(value)
+    return str(value)

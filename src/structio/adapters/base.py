@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import textwrap
+import typing
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
@@ -22,14 +23,23 @@ from weakref import WeakKeyDictionary
 
 from structio._util.data import jsonable
 from structio._util.refs import ImportPolicy, class_ref, import_ref
+from structio.adapters.native import (
+    Native,
+    native_calls_of,
+    native_plan,
+    tool_calls_output,
+    tool_turn,
+    tool_types,
+)
 from structio.exceptions import ConfigurationError, FormatError
+from structio.media import Media
 from structio.parsing.clean import clean
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
 from structio.parsing.stream import StreamReader
 from structio.rendering.formatting import formatting_class, input_text
 from structio.rendering.memo import RenderCache, freeze_fields
-from structio.rendering.prompt import Part, Prompt
+from structio.rendering.prompt import Part, Prompt, part_messages
 from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 from structio.signatures.field import SignatureField
 from structio.signatures.history import History
@@ -39,7 +49,7 @@ from structio.signatures.signature import (
     as_signature,
     unknown_fields_message,
 )
-from structio.typemodel.info import type_info
+from structio.typemodel.info import core_type, type_info
 
 __all__ = [
     "Adapter",
@@ -49,6 +59,7 @@ __all__ = [
     "SignatureLike",
     "as_signature",
     "hook",
+    "set_native_options",
 ]
 
 Message = dict[str, Any]
@@ -65,6 +76,10 @@ STRUCTURE_SENTENCE = (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_TOOL_CALLS_REQUIREMENT = (
+    ' (must be a JSON object like {"tool_calls": [{"name": "...", "args": {...}}]})'
+)
 
 
 def hook(method: F) -> F:
@@ -90,6 +105,16 @@ class ModelCapabilities(Protocol):
         """Whether the provider accepts ``response_format={"type": "json_object"}``."""
         ...
 
+    @property
+    def supports_function_calling(self) -> bool:
+        """Whether the model takes ``tools=`` and answers with tool calls."""
+        ...
+
+    @property
+    def supports_reasoning(self) -> bool:
+        """Whether the model returns its reasoning beside the answer."""
+        ...
+
 
 _NONE_OPEN: frozenset[str] = frozenset()
 
@@ -111,6 +136,7 @@ class _Plan:
 
     __slots__ = (
         "all_inputs",
+        "coerced",
         "custom_user",
         "history",
         "input_formats",
@@ -140,6 +166,10 @@ class _Plan:
             if (klass := formatting_class(f.annotation)) is not None
         }
         self.required_inputs = tuple(name for name, f, _ in self.inputs if f.required)
+        # Inputs given as a URL, a path or a plain function become an Image or a Tool.
+        self.coerced: tuple[tuple[str, SignatureField], ...] = tuple(
+            (name, f) for name, f, _ in self.inputs if _holds_value_types(f.annotation)
+        )
         self.outputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
             (name, f, f.annotation is str) for name, f in sig.output_fields.items()
         )
@@ -320,9 +350,7 @@ class Adapter(abc.ABC):
             FormatError: A required input is missing, or an input name is not an input of
                 the signature.
         """
-        return [
-            {"role": p.role, "content": p.content} for p in self._parts(signature, demos, inputs)
-        ]
+        return part_messages(self._parts(signature, demos, inputs))
 
     def render(
         self,
@@ -495,6 +523,20 @@ class Adapter(abc.ABC):
         return dict(params)
 
     @hook
+    def native(self, signature: type[Signature], lm: ModelCapabilities) -> Native | None:
+        """How the signature's tool calls and reasoning travel with this model, if it has any.
+
+        The adapter's ``native_tools`` and ``native_reasoning`` options choose (``None``:
+        native when the model supports it); see `structio.adapters.native`.
+        """
+        return native_plan(
+            signature,
+            lm,
+            native_tools=getattr(self, "native_tools", None),
+            native_reasoning=getattr(self, "native_reasoning", None),
+        )
+
+    @hook
     def fallback_adapter(self) -> Adapter | None:
         """The adapter to try when a completion in this format cannot be read, if any.
 
@@ -552,6 +594,9 @@ class Adapter(abc.ABC):
         """`` (must be formatted as a valid Python T)`` for a non-``str`` output, else ''."""
         if field.annotation is str:
             return ""
+        types = tool_types()
+        if types is not None and core_type(field.annotation) is types[1]:
+            return _TOOL_CALLS_REQUIREMENT
         return f" (must be formatted as a valid Python {type_info(field.annotation).name})"
 
     @hook
@@ -603,7 +648,7 @@ class Adapter(abc.ABC):
         self, signature: type[Signature], demos: Iterable[Mapping[str, Any]]
     ) -> list[Message]:
         """Demos as user/assistant messages (see `demo_parts`)."""
-        return [{"role": p.role, "content": p.content} for p in self.demo_parts(signature, demos)]
+        return part_messages(self.demo_parts(signature, demos))
 
     @hook
     def demo_parts(
@@ -642,6 +687,7 @@ class Adapter(abc.ABC):
                 missing: str | None = missing,
                 number: int = number,
             ) -> tuple[Part, ...]:
+                demo = _coerced(signature, plan, demo)
                 user = self._user_content(signature, plan, demo, prefix, False)
                 assistant = self.format_assistant_message_content(signature, demo, missing)
                 return (
@@ -655,9 +701,7 @@ class Adapter(abc.ABC):
 
     def format_history(self, signature: type[Signature], history: History) -> list[Message]:
         """The turns of a conversation history as messages (see `history_parts`)."""
-        return [
-            {"role": p.role, "content": p.content} for p in self.history_parts(signature, history)
-        ]
+        return part_messages(self.history_parts(signature, history))
 
     @hook
     def history_parts(self, signature: type[Signature], history: History) -> list[Part]:
@@ -666,19 +710,52 @@ class Adapter(abc.ABC):
         A turn's inputs become a user part (with the reminder) and its outputs an assistant
         part; a turn without outputs gives only the user part, one without inputs only the
         assistant part. Nothing is padded with ``None``. Every part has truncation priority 1.
+
+        A turn whose `ToolCalls` output has run (`ToolCalls.execute`) also replays the
+        results: with native tools, as the provider expects them (the assistant message
+        carries ``tool_calls``, then one ``tool`` message per result); in text mode, as a
+        user message with a ``[[ ## tool_call_results ## ]]`` section. Calls that have not
+        run are not replayed natively (a provider refuses calls without results).
         """
         plan = self._plan(signature)
         parts: list[Part] = []
+        native = native_calls_of(signature)
+        calls_field = native or tool_calls_output(signature)
         for number, turn in enumerate(history.messages, 1):
 
             def render(turn: Mapping[str, Any] = turn, number: int = number) -> tuple[Part, ...]:
+                turn = _coerced(signature, plan, turn)
                 rendered: list[Part] = []
+                label = f"history_{number}"
                 if any(name in turn for name, _, _ in plan.inputs):
                     content = self._user_content(signature, plan, turn, "", True)
-                    rendered.append(Part(f"history_{number}_user", "user", content, 1))
-                if any(name in turn for name, _, _ in plan.outputs):
+                    rendered.append(Part(f"{label}_user", "user", content, 1))
+                turn_calls = tool_turn(turn.get(calls_field)) if calls_field else None
+                answered = any(name in turn for name, _, _ in plan.outputs)
+                if native is not None and turn_calls is not None and turn_calls.replayable:
+                    # The provider's own form: the calls on the assistant message, then
+                    # one tool message per result.
+                    text = (
+                        self.format_assistant_message_content(signature, turn) if answered else None
+                    )
+                    extra = (("tool_calls", turn_calls.openai_calls()),)
+                    rendered.append(Part(f"{label}_assistant", "assistant", text, 1, extra))
+                    rendered.extend(
+                        Part(f"{label}_tool_{i}", "tool", result, 1, tool_extra)
+                        for i, (result, tool_extra) in enumerate(turn_calls.tool_messages(), 1)
+                    )
+                    return tuple(rendered)
+                if answered:
+                    if turn_calls is not None and native is None and calls_field is not None:
+                        # The calls as the model writes them: names and arguments only.
+                        turn = {**turn, calls_field: turn_calls.written()}
                     content = self.format_assistant_message_content(signature, turn)
-                    rendered.append(Part(f"history_{number}_assistant", "assistant", content, 1))
+                    rendered.append(Part(f"{label}_assistant", "assistant", content, 1))
+                if native is None and turn_calls is not None and turn_calls.results:
+                    # Text mode: the results come back as a user message, as DSPy sends them.
+                    rendered.append(
+                        Part(f"{label}_tool_results", "user", turn_calls.results_section(), 1)
+                    )
                 return tuple(rendered)
 
             parts.extend(plan.rendered.get(partial(_history_key, number, turn), render))
@@ -721,6 +798,7 @@ class Adapter(abc.ABC):
         if (
             type(inputs) is dict
             and not plan.history
+            and not plan.coerced
             and plan.input_names.issuperset(inputs)
             and all(name in inputs for name in plan.all_inputs)
         ):  # every input given, none to default or convert: nothing to copy or change
@@ -751,7 +829,7 @@ class Adapter(abc.ABC):
                     values[name] = History.coerce(values[name])
                 except TypeError as exc:
                     raise FormatError(f"input `{name}` of {sig.__name__}: {exc}") from None
-        return values
+        return typing.cast("dict[str, Any]", _coerced(sig, plan, values))
 
     def _check_outputs(self, sig: type[Signature], outputs: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(outputs, Mapping):
@@ -768,6 +846,21 @@ class Adapter(abc.ABC):
                 f"({sig.signature}); a finetuning target needs every required output"
             )
         return values
+
+
+def set_native_options(
+    adapter: Adapter, native_tools: bool | None, native_reasoning: bool | None
+) -> None:
+    """Keep an adapter's native options, each only when chosen.
+
+    A default (``None``) is not stored, so an adapter made without them saves, prints and
+    compares as before they existed; `Adapter.native` reads a missing one as ``None``.
+    """
+    for name, value in (("native_tools", native_tools), ("native_reasoning", native_reasoning)):
+        if value is not None and not isinstance(value, bool):
+            raise ValueError(f"{name} must be True, False or None, not {value!r}")
+        if value is not None:
+            setattr(adapter, name, value)
 
 
 def _is_structio(klass: type) -> bool:
@@ -828,10 +921,74 @@ def _describe(fields: Mapping[str, SignatureField]) -> str:
     lines = []
     for i, (name, field) in enumerate(fields.items(), 1):
         line = f"{i}. `{name}` ({type_info(field.annotation).name}): {field.desc or ''}"
+        for klass, description in _type_descriptions(field.annotation):
+            line += f"\n    Type description of {klass.__name__}: {description}"
         if field.constraints:
             line += f"\nConstraints: {field.constraints_text}"
         lines.append(line)
     return "\n".join(lines).strip()
+
+
+def _holds_value_types(annotation: Any) -> bool:
+    """Whether an annotation names a media or tool type anywhere in it (``list[Image]``)."""
+    # On 3.10 `list[int]` passes isinstance(..., type), but is no class to issubclass.
+    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
+        if issubclass(annotation, Media):
+            return True
+        types = tool_types()
+        if types is not None and issubclass(annotation, types[0]):
+            return True
+    return any(_holds_value_types(arg) for arg in typing.get_args(annotation))
+
+
+def _coerced(sig: type[Signature], plan: _Plan, values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Inputs of a call, a demo or a history turn as their declared media or tool types.
+
+    A URL or a path becomes an `Image` (`Audio`, `File`), a function a `Tool`.
+    """
+    if not plan.coerced:
+        return values
+    changed: dict[str, Any] | None = None
+    for name, field in plan.coerced:
+        value = values.get(name)
+        if value is None:
+            continue
+        try:
+            converted = type_info(field.annotation).validate(value)
+        except ValueError as exc:
+            raise FormatError(f"input `{name}` of {sig.__name__}: {exc}") from None
+        if converted is not value:
+            if changed is None:
+                changed = dict(values)
+            changed[name] = converted
+    return values if changed is None else changed
+
+
+def _type_descriptions(annotation: Any) -> list[tuple[type, str]]:
+    """The classes inside an annotation that describe themselves to the model, and how.
+
+    A class with a ``prompt_description()`` classmethod (`ToolCalls`) gets a ``Type
+    description of`` line under its field, once, as DSPy writes one for its types.
+    """
+    found: list[tuple[type, str]] = []
+    pending = [annotation]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        describe = (
+            getattr(current, "prompt_description", None)
+            if isinstance(current, type) and typing.get_origin(current) is None
+            else None
+        )
+        if describe is not None:
+            text = describe()
+            if text:
+                found.append((current, text))
+        pending.extend(typing.get_args(current))
+    return found
 
 
 def _names(fields: Mapping[str, Any]) -> str:

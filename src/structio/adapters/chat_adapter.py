@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, ClassVar, Literal
 
-from structio.adapters.base import STRUCTURE_SENTENCE, Adapter, hook, text_outputs
+from structio.adapters.base import (
+    STRUCTURE_SENTENCE,
+    Adapter,
+    hook,
+    set_native_options,
+    text_outputs,
+)
 from structio.adapters.json_adapter import JSONAdapter
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import SectionStreamReader, StreamReader
@@ -34,7 +40,13 @@ class ChatAdapter(Adapter):
 
     route: ClassVar[str] = "chat"
 
-    def __init__(self, *, fallback: Literal["json"] | None = "json") -> None:
+    def __init__(
+        self,
+        *,
+        fallback: Literal["json"] | None = "json",
+        native_tools: bool | None = None,
+        native_reasoning: bool | None = None,
+    ) -> None:
         """Create a ChatAdapter.
 
         Args:
@@ -43,18 +55,34 @@ class ChatAdapter(Adapter):
                 `ParseError` at once. Reading a JSON answer given instead of sections needs
                 no new request and happens either way (the prediction's path says
                 ``"json_reparse"``). Provider errors never fall back.
+            native_tools: How a `ToolCalls` output is asked for: ``True``, the tools go
+                on the request (``tools=``) and the reply's tool calls are read; ``False``,
+                the tools are described in the prompt and the calls read from the text;
+                ``None`` (default), native when the model supports function calling.
+            native_reasoning: How a `Reasoning` output is filled: ``True``, from the
+                model's native reasoning; ``False``, from a section of the answer; ``None``
+                (default), native when the model returns its reasoning.
         """
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")
         self.fallback = fallback
+        set_native_options(self, native_tools, native_reasoning)
 
     def __repr__(self) -> str:
-        return "ChatAdapter()" if self.fallback == "json" else "ChatAdapter(fallback=None)"
+        options = {k: v for k, v in self._options().items() if k != "fallback"}
+        if self.fallback != "json":
+            options = {"fallback": self.fallback, **options}
+        return f"ChatAdapter({', '.join(f'{k}={v!r}' for k, v in options.items())})"
 
     @hook
     def fallback_adapter(self) -> Adapter | None:
         """`JSONAdapter`, unless made with ``fallback=None``."""
-        return JSONAdapter() if self.fallback == "json" else None
+        if self.fallback != "json":
+            return None
+        return JSONAdapter(
+            native_tools=getattr(self, "native_tools", None),
+            native_reasoning=getattr(self, "native_reasoning", None),
+        )
 
     @hook
     def format_field_structure(self, signature: type[Signature]) -> str:

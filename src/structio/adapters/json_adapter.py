@@ -14,6 +14,7 @@ from structio.adapters.base import (
     Adapter,
     ModelCapabilities,
     hook,
+    set_native_options,
     text_outputs,
 )
 from structio.parsing.locate import (
@@ -45,6 +46,19 @@ class JSONAdapter(Adapter):
     """
 
     route: ClassVar[str] = "json"
+
+    def __init__(
+        self, *, native_tools: bool | None = None, native_reasoning: bool | None = None
+    ) -> None:
+        """Create a JSONAdapter.
+
+        Args:
+            native_tools: How a `ToolCalls` output is asked for (see `ChatAdapter`):
+                ``None`` (default) is native when the model supports function calling.
+            native_reasoning: How a `Reasoning` output is filled (see `ChatAdapter`):
+                ``None`` (default) is native when the model returns its reasoning.
+        """
+        set_native_options(self, native_tools, native_reasoning)
 
     @hook
     def request_params(

@@ -28,7 +28,7 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm._errors import context_exceeded_text, lm_error, retry_after, status_error_class
-from structio.lm._stream import StreamAssembler, usage_of
+from structio.lm._stream import StreamAssembler, reasoning_of, usage_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
@@ -521,9 +521,11 @@ def to_response(
         calls = message.get("tool_calls")
         completions.append(
             Completion(
+                # ``content`` is null in a reply that only calls tools: the text is "".
                 text=_text(message.get("content")),
                 finish_reason=choice.get("finish_reason"),
                 tool_calls=tuple(dict(call) for call in calls) if calls else None,
+                reasoning=reasoning_of(message),
             )
         )
     if not completions:

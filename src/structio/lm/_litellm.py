@@ -15,6 +15,7 @@ from typing import Any
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     ContextWindowExceededError,
     LMConnectionError,
     LMError,
@@ -41,6 +42,7 @@ __all__ = [
 
 _IMPORT_LOCK = threading.Lock()
 _litellm: Any = None
+# Whether this litellm's completion reads ``_skip_mcp_handler`` (see `completion_args`).
 _SKIPS_MCP = False
 
 
@@ -64,17 +66,100 @@ def get_litellm() -> Any:
                     litellm.ModelResponseStream()
 
                 global _SKIPS_MCP
-                # litellm >= 1.80 imports its MCP bridge (and the optional `mcp` package,
-                # failing without it) whenever tools are passed, unless told to skip it.
-                function = litellm.completion
-                while hasattr(function, "__wrapped__"):  # under litellm's decorators
-                    function = function.__wrapped__
-                _SKIPS_MCP = "_skip_mcp_handler" in function.__code__.co_consts
+                _SKIPS_MCP = _reads_skip_mcp(litellm)
                 litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
                 if hasattr(litellm, "telemetry"):
                     litellm.telemetry = False
                 _litellm = litellm
     return _litellm
+
+
+# -- litellm's MCP gateway and the optional `mcp` package ------------------------------------
+#
+# litellm (1.106: ``litellm.main.completion``, at ``if not skip_mcp_handler and tools:``)
+# imports its MCP gateway on *every* call with ``tools=``, only to ask whether one of the
+# tools is an MCP tool served by a litellm proxy (``{"type": "mcp", "server_url":
+# "litellm_proxy..."}``); ``acompletion`` runs ``completion``, so it does the same. That
+# import chain (``litellm.responses.mcp.chat_completions_handler``
+# -> ``litellm_proxy_mcp_handler`` -> ``litellm.proxy._experimental.mcp_server.catalog``)
+# imports the optional ``mcp`` package, so without it every call with tools failed with
+# ``ModuleNotFoundError: No module named 'mcp'`` before any request (as a connection error
+# from ``acompletion``, which would even have been retried).
+#
+# litellm's own gateway passes ``_skip_mcp_handler=True`` on the calls it makes, to keep from
+# calling itself. When no tool is of type "mcp" the gateway's answer is "not mine" and
+# litellm goes on exactly as if it had skipped the check, so passing the flag then takes
+# that very path, with or without ``mcp`` installed, and with no dependence on what the
+# package's import happens to do. Tools of type "mcp" keep litellm's path (they need the
+# package). The flag is passed only to a litellm that reads it: an unknown keyword could
+# reach the provider. A litellm that does not read it and fails that import gets a
+# `ConfigurationError` that says what to install, never a connection error to retry.
+
+
+def _reads_skip_mcp(litellm: Any) -> bool:
+    """Whether ``litellm.completion`` reads the ``_skip_mcp_handler`` keyword."""
+    import inspect
+
+    try:  # under litellm's dispatch and decorators, each of which sets __wrapped__
+        function = inspect.unwrap(litellm.completion)
+    except ValueError:  # a cycle of __wrapped__: nothing to read
+        return False
+    code = getattr(function, "__code__", None)
+    return code is not None and "_skip_mcp_handler" in code.co_consts
+
+
+def _is_mcp_tool(tool: Any) -> bool:
+    """Whether a tool is an MCP tool (``{"type": "mcp", ...}``), which litellm's gateway serves."""
+    kind = tool.get("type") if isinstance(tool, Mapping) else getattr(tool, "type", None)
+    return kind == "mcp"
+
+
+def _missing_mcp(exc: BaseException) -> ModuleNotFoundError | None:
+    """The failed import of the ``mcp`` package behind ``exc``, however litellm wrapped it."""
+    for cause in _chain(exc):
+        if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] in (
+            "mcp",
+            "mcp_types",
+        ):
+            return cause
+    return None
+
+
+def _mcp_error(args: Mapping[str, Any], missing: ModuleNotFoundError) -> ConfigurationError:
+    from importlib.metadata import version
+
+    if any(_is_mcp_tool(tool) for tool in args.get("tools") or ()):
+        return ConfigurationError(
+            f"tools of type 'mcp' go through litellm's MCP gateway, which needs the optional "
+            f"package {missing.name!r} ({missing}): pip install mcp"
+        )
+    return ConfigurationError(
+        f"litellm {version('litellm')} imports its MCP gateway for every request with tools=, "
+        f"and with it the optional package {missing.name!r} ({missing}), and offers no way "
+        "to skip it: pip install mcp, or use transport='direct' for an OpenAI-compatible model"
+    )
+
+
+def _completion(args: dict[str, Any]) -> Any:
+    """``litellm.completion(**args)``, a missing ``mcp`` package said plainly."""
+    try:
+        return get_litellm().completion(**args)
+    except Exception as exc:
+        missing = _missing_mcp(exc)
+        if missing is not None:
+            raise _mcp_error(args, missing) from exc
+        raise
+
+
+async def _acompletion(args: dict[str, Any]) -> Any:
+    """Async form of `_completion`."""
+    try:
+        return await get_litellm().acompletion(**args)
+    except Exception as exc:
+        missing = _missing_mcp(exc)
+        if missing is not None:
+            raise _mcp_error(args, missing) from exc
+        raise
 
 
 def provider_of(model: str) -> str | None:
@@ -87,7 +172,7 @@ def provider_of(model: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def model_capabilities(model: str) -> dict[str, Any]:
-    """What litellm knows of a model: structured output support and token limits.
+    """What litellm knows of a model: structured output, tools, reasoning and token limits.
 
     Asked once per model string: each of litellm's lookups walks its model map.
     """
@@ -97,7 +182,17 @@ def model_capabilities(model: str) -> dict[str, Any]:
         "json_mode": False,
         "max_input_tokens": None,
         "stream_usage": False,
+        "function_calling": False,
+        "reasoning": False,
     }
+    for key, ask in (
+        ("function_calling", "supports_function_calling"),
+        ("reasoning", "supports_reasoning"),
+    ):
+        try:
+            caps[key] = bool(getattr(litellm, ask)(model=model))
+        except Exception:  # unknown model, or a litellm without that question: not claimed
+            caps[key] = False
     try:
         caps["response_schema"] = bool(litellm.supports_response_schema(model=model))
     except Exception:  # unknown model: no schema support claimed
@@ -130,11 +225,14 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
             continue
         calls = getattr(message, "tool_calls", None)
         tool_calls = tuple(_plain(call) for call in calls) if calls else None
+        content = getattr(message, "content", None)
         completions.append(
             Completion(
-                text=message.content or "",
+                # ``content`` is None in a reply that only calls tools: the text is "".
+                text=content if isinstance(content, str) else "",
                 finish_reason=getattr(choice, "finish_reason", None),
                 tool_calls=tool_calls,
+                reasoning=_reasoning(message),
             )
         )
     if not completions:
@@ -142,11 +240,15 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
     usage = Usage()
     raw_usage = getattr(raw, "usage", None)
     if raw_usage is not None:
-        details = getattr(raw_usage, "prompt_tokens_details", None)
+        prompt = getattr(raw_usage, "prompt_tokens_details", None)
+        completion = getattr(raw_usage, "completion_tokens_details", None)
         usage = Usage(
             prompt_tokens=int(getattr(raw_usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(raw_usage, "completion_tokens", 0) or 0),
-            cached_tokens=int(getattr(details, "cached_tokens", 0) or 0) if details else 0,
+            cached_tokens=int(getattr(prompt, "cached_tokens", 0) or 0) if prompt else 0,
+            reasoning_tokens=(
+                int(getattr(completion, "reasoning_tokens", 0) or 0) if completion else 0
+            ),
         )
     return LMResponse(
         completions=tuple(completions),
@@ -155,6 +257,27 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
         cost=_cost(raw),
         latency=latency,
     )
+
+
+def _reasoning(message: Any) -> str | None:
+    """A litellm message's reasoning: ``reasoning_content``, else its thinking blocks.
+
+    litellm puts every provider's reasoning in ``reasoning_content`` (an OpenAI-compatible
+    server's ``reasoning`` too); Anthropic's thinking also comes as ``thinking_blocks``,
+    read when ``reasoning_content`` is absent (redacted blocks carry no text).
+    """
+    text = getattr(message, "reasoning_content", None)
+    if isinstance(text, str) and text:
+        return text
+    text = getattr(message, "reasoning", None)
+    if isinstance(text, str) and text:
+        return text
+    thoughts = []
+    for block in getattr(message, "thinking_blocks", None) or ():
+        thinking = (block if isinstance(block, Mapping) else _plain(block)).get("thinking")
+        if isinstance(thinking, str) and thinking:
+            thoughts.append(thinking)
+    return "\n\n".join(thoughts) if thoughts else None
 
 
 def _plain(obj: Any) -> dict[str, Any]:
@@ -193,7 +316,9 @@ def completion_args(
         args["num_retries"] = 0
     if getattr(litellm, "cache", None) is not None:
         args["caching"] = False
-    if params.get("tools") and _SKIPS_MCP:
+    tools = params.get("tools")
+    if tools and _SKIPS_MCP and not any(_is_mcp_tool(tool) for tool in tools):
+        # No MCP tool: skip litellm's gateway check and its import of `mcp` (see above).
         args["_skip_mcp_handler"] = True
     return args
 
@@ -207,7 +332,7 @@ def send(
     attempt: int,
 ) -> LMResponse:
     """Make one request through litellm and convert the response."""
-    raw = get_litellm().completion(**completion_args(model, messages, params, timeout))
+    raw = _completion(completion_args(model, messages, params, timeout))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
@@ -220,7 +345,7 @@ async def asend(
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    raw = await get_litellm().acompletion(**completion_args(model, messages, params, timeout))
+    raw = await _acompletion(completion_args(model, messages, params, timeout))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
@@ -243,7 +368,7 @@ def stream(
 
     Closing the generator closes the provider's response.
     """
-    raw = get_litellm().completion(**_stream_args(model, messages, params, timeout))
+    raw = _completion(_stream_args(model, messages, params, timeout))
     assembler = StreamAssembler(model, provider_of(model))
     try:
         for chunk in raw:
@@ -260,7 +385,7 @@ async def astream(
     model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
 ) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
-    raw = await get_litellm().acompletion(**_stream_args(model, messages, params, timeout))
+    raw = await _acompletion(_stream_args(model, messages, params, timeout))
     assembler = StreamAssembler(model, provider_of(model))
     try:
         async for chunk in raw:

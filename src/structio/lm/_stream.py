@@ -19,20 +19,37 @@ from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of
 from structio.lm.types import Completion, LMResponse, Usage
 
-__all__ = ["StreamAssembler", "usage_of"]
+__all__ = ["StreamAssembler", "reasoning_of", "usage_of"]
 
 
 def usage_of(raw: Any) -> Usage:
     """OpenAI's ``usage`` object as `Usage` (zeros when absent)."""
     if not isinstance(raw, Mapping):
         return Usage()
-    details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, Mapping) else 0
+    prompt = raw.get("prompt_tokens_details")
+    cached = prompt.get("cached_tokens") if isinstance(prompt, Mapping) else 0
+    completion = raw.get("completion_tokens_details")
+    reasoning = completion.get("reasoning_tokens") if isinstance(completion, Mapping) else 0
     return Usage(
         prompt_tokens=int(raw.get("prompt_tokens") or 0),
         completion_tokens=int(raw.get("completion_tokens") or 0),
         cached_tokens=int(cached or 0),
+        reasoning_tokens=int(reasoning or 0),
     )
+
+
+def reasoning_of(message: Mapping[str, Any]) -> str | None:
+    """The reasoning text of a message or a streamed delta, if it has any.
+
+    ``reasoning_content`` (DeepSeek's and litellm's name) is read first, then ``reasoning``
+    (vLLM's and OpenRouter's): some servers send both with the same text, which must not
+    be counted twice.
+    """
+    for name in ("reasoning_content", "reasoning"):
+        text = message.get(name)
+        if isinstance(text, str) and text:
+            return text
+    return None
 
 
 class StreamAssembler:
@@ -42,6 +59,7 @@ class StreamAssembler:
         self.model = model
         self.provider = provider
         self.texts: dict[int, list[str]] = {}
+        self.reasonings: dict[int, list[str]] = {}
         self.reasons: dict[int, str | None] = {}
         self.calls: dict[int, dict[int, dict[str, Any]]] = {}
         self.usage: Any = None
@@ -77,6 +95,10 @@ class StreamAssembler:
             texts = self.texts.setdefault(index, [])
             delta = choice.get("delta")
             if isinstance(delta, Mapping):
+                # The reasoning is kept apart: the pieces handed out are the answer only.
+                reasoning = reasoning_of(delta)
+                if reasoning:
+                    self.reasonings.setdefault(index, []).append(reasoning)
                 content = delta.get("content")
                 if isinstance(content, str) and content:
                     texts.append(content)
@@ -90,16 +112,35 @@ class StreamAssembler:
         return new
 
     def _tool_call(self, index: int, delta: Mapping[str, Any]) -> None:
+        """Merge one tool-call delta into the calls of choice ``index``.
+
+        OpenAI sends each call's id and name once, then its arguments in pieces, all under
+        the call's ``index``. Servers that leave ``index`` out send each call whole: a new
+        id starts a new call there, and a delta without one continues the last.
+        """
         calls = self.calls.setdefault(index, {})
+        position = delta.get("index")
+        call_id = delta.get("id")
+        if not isinstance(position, int):
+            known = [i for i, call in calls.items() if call_id and call["id"] == call_id]
+            if known:
+                position = known[0]
+            elif call_id or not calls:
+                position = len(calls)
+            else:
+                position = max(calls)
         call = calls.setdefault(
-            int(delta.get("index") or 0),
+            position,
             {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
         )
-        if delta.get("id"):
-            call["id"] = delta["id"]
-        function = delta.get("function") or {}
-        call["function"]["name"] += function.get("name") or ""
-        call["function"]["arguments"] += function.get("arguments") or ""
+        if call_id:
+            call["id"] = call_id
+        if isinstance(delta.get("type"), str):
+            call["type"] = delta["type"]
+        function = delta.get("function")
+        if isinstance(function, Mapping):
+            call["function"]["name"] += function.get("name") or ""
+            call["function"]["arguments"] += function.get("arguments") or ""
 
     def _error(self, cls: type[ServerError] | type[LMConnectionError], detail: str) -> Exception:
         return lm_error(cls, model=self.model, provider=self.provider, attempts=1, detail=detail)
@@ -126,11 +167,13 @@ class StreamAssembler:
         completions = []
         for index in sorted(self.texts):
             calls = self.calls.get(index)
+            reasoning = self.reasonings.get(index)
             completions.append(
                 Completion(
                     text="".join(self.texts[index]),
                     finish_reason=self.reasons.get(index),
                     tool_calls=tuple(calls[i] for i in sorted(calls)) if calls else None,
+                    reasoning="".join(reasoning) if reasoning else None,
                 )
             )
         usage = usage_of(self.usage)

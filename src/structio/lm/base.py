@@ -154,6 +154,10 @@ class BaseLM(abc.ABC):
     supports_response_schema: bool = False
     #: Whether the provider accepts ``response_format={"type": "json_object"}``.
     supports_json_mode: bool = False
+    #: Whether the model takes ``tools=`` and answers with tool calls.
+    supports_function_calling: bool = False
+    #: Whether the model reasons before it answers (and takes ``reasoning_effort=``).
+    supports_reasoning: bool = False
 
     def __init__(self, model: str, *, history_size: int = 100) -> None:
         self.model = model
@@ -322,11 +326,12 @@ def _redacted_response(response: LMResponse, secrets: list[str]) -> LMResponse:
             text=redact(c.text, secrets),
             finish_reason=c.finish_reason,
             tool_calls=redact_data(c.tool_calls, secrets),
+            reasoning=redact(c.reasoning, secrets) if c.reasoning is not None else None,
         )
         for c in response.completions
     )
     if all(
-        new.text is old.text and new.tool_calls is old.tool_calls
+        new.text is old.text and new.tool_calls is old.tool_calls and new.reasoning is old.reasoning
         for new, old in zip(completions, response.completions, strict=True)
     ):
         return response
@@ -388,6 +393,11 @@ def _render(entry: HistoryEntry) -> str:
         label = "Response" if len(response.completions) == 1 else f"Response {index + 1}"
         reason = f" (finish reason: {completion.finish_reason})" if completion.finish_reason else ""
         lines.append(f"\n{label}{reason}:\n")
+        if completion.reasoning:
+            # Apart from the answer and before it, indented so that where it ends shows:
+            # the reasoning is not part of the completion's text.
+            indented = "\n".join("  " + line for line in completion.reasoning.splitlines())
+            lines.append(f"reasoning:\n{indented}\n")
         lines.append(completion.text)
         if completion.tool_calls:
             lines.append(f"tool calls: {list(completion.tool_calls)!r}")

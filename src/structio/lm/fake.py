@@ -51,7 +51,8 @@ class FakeLM(BaseLM):
     - a string: the completion text;
     - a dict of output values: written as an answer by ``adapter=`` if given, else by the
       adapter the request came from (the call layer says which), else by `ChatAdapter`;
-    - a `Completion` (to script a finish reason such as ``"length"``);
+    - a `Completion`, returned as it is (to script a finish reason such as ``"length"``,
+      tool calls or reasoning: ``Completion("", tool_calls=(...,), reasoning="...")``);
     - a list of the above: one completion per choice, for ``n > 1`` (a single reply is
       repeated ``n`` times). An empty list scripts a provider that returns no choices:
       that call raises `ServerError`, as `LM` does once its retries are spent.
@@ -76,6 +77,9 @@ class FakeLM(BaseLM):
             ``0`` none.
         chunk_size: Characters per piece when a reply is streamed.
         chunk_delay: Seconds between two streamed pieces.
+        supports_function_calling: What `supports_function_calling` answers, for tests of
+            code that asks.
+        supports_reasoning: What `supports_reasoning` answers.
 
     Attributes:
         calls: The latest calls received, oldest first, each a `FakeCall`: a
@@ -97,6 +101,8 @@ class FakeLM(BaseLM):
         record: int | None = DEFAULT_RECORD,
         chunk_size: int = 4,
         chunk_delay: float = 0.0,
+        supports_function_calling: bool = False,
+        supports_reasoning: bool = False,
     ) -> None:
         if record is not None and (
             isinstance(record, bool) or not isinstance(record, int) or record < 0
@@ -110,6 +116,8 @@ class FakeLM(BaseLM):
         self.adapter = adapter
         self.chunk_size = chunk_size
         self.chunk_delay = chunk_delay
+        self.supports_function_calling = supports_function_calling
+        self.supports_reasoning = supports_reasoning
         self._function: Callable[[list[dict[str, Any]]], Reply] | None = None
         self._script: list[Reply] = []
         if callable(replies):

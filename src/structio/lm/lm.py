@@ -225,6 +225,8 @@ class LM(BaseLM):
             "response_schema": bool(info and info.supports_response_schema),
             "json_mode": True,
             "max_input_tokens": info.max_input_tokens if info else None,
+            "function_calling": bool(info and info.supports_function_calling),
+            "reasoning": bool(info and info.supports_reasoning),
         }
 
     @property
@@ -236,6 +238,16 @@ class LM(BaseLM):
     def supports_json_mode(self) -> bool:  # type: ignore[override]
         """Whether the model accepts ``{"type": "json_object"}`` (every direct one does)."""
         return bool(self._capabilities["json_mode"])
+
+    @property
+    def supports_function_calling(self) -> bool:  # type: ignore[override]
+        """Whether the model map says the model takes ``tools=`` and answers with tool calls."""
+        return bool(self._capabilities["function_calling"])
+
+    @property
+    def supports_reasoning(self) -> bool:  # type: ignore[override]
+        """Whether the model map says the model reasons before it answers."""
+        return bool(self._capabilities["reasoning"])
 
     @property
     def max_input_tokens(self) -> int | None:

@@ -1,4 +1,4 @@
-"""What structio knows of a model: context window, prices, structured-output support.
+"""What structio knows of a model: context window, prices, structured output, tools, reasoning.
 
 Read from the model map litellm ships inside its package
 (``model_prices_and_context_window_backup.json``), found and parsed *without importing
@@ -36,6 +36,10 @@ class ModelInfo(NamedTuple):
         cached_input_cost: USD per prompt token read from the provider's prompt cache.
         supports_response_schema: Whether the model takes a JSON schema as
             ``response_format``.
+        supports_function_calling: Whether the model takes ``tools=`` and answers with
+            tool calls.
+        supports_reasoning: Whether the model reasons before it answers (and takes
+            ``reasoning_effort=``).
     """
 
     key: str
@@ -45,6 +49,8 @@ class ModelInfo(NamedTuple):
     output_cost: float | None
     cached_input_cost: float | None
     supports_response_schema: bool
+    supports_function_calling: bool = False
+    supports_reasoning: bool = False
 
 
 def model_map() -> dict[str, Any]:
@@ -108,6 +114,8 @@ def _info(key: str, entry: dict[str, Any]) -> ModelInfo:
         output_cost=number("output_cost_per_token"),
         cached_input_cost=number("cache_read_input_token_cost"),
         supports_response_schema=bool(entry.get("supports_response_schema")),
+        supports_function_calling=bool(entry.get("supports_function_calling")),
+        supports_reasoning=bool(entry.get("supports_reasoning")),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Union, overload
 
 __all__ = ["AsyncLMStream", "Completion", "LMResponse", "LMStream", "StreamItem", "Usage"]
@@ -11,11 +11,23 @@ __all__ = ["AsyncLMStream", "Completion", "LMResponse", "LMStream", "StreamItem"
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one or more requests (zero for cache hits)."""
+    """Token counts of one or more requests (zero for cache hits).
+
+    Attributes:
+        prompt_tokens: Tokens of the request.
+        completion_tokens: Tokens the model wrote, its reasoning included.
+        cached_tokens: Prompt tokens read from the provider's prompt cache (part of
+            ``prompt_tokens``).
+        reasoning_tokens: Completion tokens a reasoning model spent thinking
+            (``usage.completion_tokens_details.reasoning_tokens``). OpenAI and the servers
+            that follow it count them inside ``completion_tokens`` already, so they are
+            never added to the total or priced a second time.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -27,7 +39,16 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
+        """Token counts from `dataclasses.asdict` data; a count not stored there is zero.
+
+        Entries cached before a count existed (``reasoning_tokens``) still load.
+        """
+        return cls(**{f.name: int(data.get(f.name) or 0) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -40,11 +61,17 @@ class Completion:
             ``max_tokens``), ``"tool_calls"``... (``None`` if the provider did not say).
         tool_calls: OpenAI-style tool calls (``{"id", "type", "function": {"name",
             "arguments"}}``), when the provider sent any.
+        reasoning: A reasoning model's own reasoning, when the provider returns it apart
+            from the answer: the message's ``reasoning_content`` (DeepSeek, litellm) or
+            ``reasoning`` (vLLM, OpenRouter), or through litellm the text of Anthropic's
+            thinking blocks. Never part of `text`.
     """
 
     text: str
     finish_reason: str | None = None
     tool_calls: tuple[Mapping[str, Any], ...] | None = None
+    # Last, so that positional constructions written before it keep their meaning.
+    reasoning: str | None = None
 
     @property
     def truncated(self) -> bool:
@@ -103,6 +130,7 @@ class LMResponse(Sequence[Completion]):
                 "text": c.text,
                 "finish_reason": c.finish_reason,
                 "tool_calls": list(c.tool_calls) if c.tool_calls is not None else None,
+                "reasoning": c.reasoning,
             }
             for c in self.completions
         ]
@@ -116,13 +144,14 @@ class LMResponse(Sequence[Completion]):
                 text=c["text"],
                 finish_reason=c.get("finish_reason"),
                 tool_calls=tuple(c["tool_calls"]) if c.get("tool_calls") is not None else None,
+                reasoning=c.get("reasoning"),
             )
             for c in data["completions"]
         )
         return cls(
             completions=completions,
             model=data["model"],
-            usage=Usage(**data.get("usage", {})),
+            usage=Usage.from_dict(data.get("usage") or {}),
             cost=data.get("cost"),
             cached=bool(data.get("cached", False)),
             latency=float(data.get("latency", 0.0)),

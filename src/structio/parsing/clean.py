@@ -6,7 +6,7 @@ import re
 
 from structio._util.scan import strip_fence
 
-__all__ = ["clean"]
+__all__ = ["clean", "drafts"]
 
 _THINK_ANY = re.compile(r"</?think", re.IGNORECASE)
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
@@ -47,3 +47,34 @@ def clean(completion: str) -> str:
         position = last.end() if last else tag.end()
     kept.append(completion[position:])
     return strip_fence("".join(kept).strip()).strip()
+
+
+def drafts(completion: str) -> str | None:
+    """The reasoning drafts `clean` sets aside, joined by blank lines, or ``None``.
+
+    The same reading as `clean`: a draft runs from ``<think>`` to the next closing tag; a
+    closing tag without its opening one makes everything before it a draft; a draft that
+    never ends runs to the end.
+    """
+    if _THINK_ANY.search(completion) is None:
+        return None
+    found: list[str] = []
+    position = 0
+    while (tag := _THINK_TAG.search(completion, position)) is not None:
+        if not tag.group(1):
+            close = _THINK_CLOSE.search(completion, tag.end())
+            if close is None:
+                found.append(completion[tag.end() :])
+                break
+            found.append(completion[tag.end() : close.start()])
+            position = close.end()
+            continue
+        opening = _THINK_OPEN.search(completion, tag.end())
+        last = _LAST_CLOSE.match(
+            completion, tag.start(), opening.start() if opening else len(completion)
+        )
+        # Everything before this close is the draft (its opening tag was swallowed).
+        found = [_THINK_TAG.sub("", completion[: tag.start()])]
+        position = last.end() if last else tag.end()
+    texts = [text.strip() for text in found if text.strip()]
+    return "\n\n".join(texts) if texts else None

@@ -55,7 +55,8 @@ def read_text(info: TypeInfo, text: str, *, from_json: bool = False) -> Any:
             a section's ``None`` means no value; see `NONE_WORDS`).
     """
     if info.is_str:
-        return info.validate(text) if info.constraints else text
+        # A str subclass (Reasoning) or constraints need the validator; plain text does not.
+        return info.validate(text) if info.constraints or info.annotation is not str else text
     stripped = text.strip()
     if info.enum is not None:
         return _read_enum(info.enum, stripped)

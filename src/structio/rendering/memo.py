@@ -24,6 +24,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
 from structio._util.lru import ENTRY_OVERHEAD, LRU, approx_size
+from structio.media import Media
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.rendering.prompt import Part
 from structio.signatures.history import History
@@ -74,7 +75,14 @@ def freeze(value: Any) -> Hashable:
         return (t, value)
     if kind == _MODEL:
         extra = value.__pydantic_extra__
-        return (t, freeze(value.__dict__), freeze(extra) if extra else None)
+        # Private state renders too (a tool call's result, once it has run).
+        private = getattr(value, "__pydantic_private__", None)
+        return (
+            t,
+            freeze(value.__dict__),
+            freeze(extra) if extra else None,
+            freeze(private) if private else None,
+        )
     if kind == _HISTORY:
         return (t, freeze(value.messages))
     raise Unfreezable
@@ -97,8 +105,8 @@ def _kind(t: type) -> int:
         return _LIST
     if t in (dict, BulletedDict, NumberedDict):
         return _DICT
-    if t in _SCALARS or t in _TIMES or issubclass(t, enum.Enum):
-        return _ATOM
+    if t in _SCALARS or t in _TIMES or issubclass(t, (enum.Enum, Media)):
+        return _ATOM  # media are immutable and equal by content
     if t is History:
         return _HISTORY
     pydantic_main = sys.modules.get("pydantic.main")
@@ -157,7 +165,9 @@ def _size(rendered: object) -> int:
     total = _TUPLE + _REFERENCE * len(rendered)
     for part in rendered:
         if type(part) is Part:
-            total += _PART + len(part.content) + len(part.name)
+            content = part.content
+            size = len(content) if type(content) is str else approx_size(content)
+            total += _PART + size + len(part.name)
         else:
             total += approx_size(part)
     return total

@@ -11,33 +11,79 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
-from structio.exceptions import ConfigurationError, TruncationError
-from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc, Tokenizer, get_tokenizer
+from structio.exceptions import ConfigurationError, MediaError, TruncationError
+from structio.media import has_markers, split_markers
+from structio.rendering.tokens import (
+    DEFAULT_ENCODING,
+    EncodeFunc,
+    Tokenizer,
+    content_text,
+    get_tokenizer,
+)
 
-__all__ = ["Part", "Prompt", "Truncation", "auto_truncation_step"]
+__all__ = ["Content", "Part", "Prompt", "Truncation", "auto_truncation_step", "part_messages"]
 
 TruncationStep = int | Literal["auto"]
+
+
+Content = Union[str, list[dict[str, Any]], None]  # noqa: UP007 - a runtime alias on 3.10
+"""A message's content: text, OpenAI content parts (text and media), or ``None``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Part:
     """One named message of a prompt.
 
+    A user part whose text holds media (an `Image`, `Audio` or `File` rendered into it)
+    becomes OpenAI content parts: the text around each media value, and the media's own
+    part, in order.
+
     Attributes:
         name: What the part is (``"system"``, ``"history_3_user"``, ``"user"``...).
         role: The chat role: ``"system"``, ``"user"`` or ``"assistant"`` (or ``"developer"``,
             ``"tool"``).
-        content: The message text.
+        content: The message text; content parts when it holds media; ``None`` for an
+            assistant message that only calls tools.
         truncation_priority: 0 (the default) never drops the part; parts with higher
             numbers are dropped first when the prompt must fit a token limit.
+        extra: Other keys of the message, as ``(key, value)`` pairs: an assistant's
+            ``tool_calls``, a tool result's ``tool_call_id``.
     """
 
     name: str
     role: str
-    content: str
+    content: Content
     truncation_priority: int = 0
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        content = self.content
+        if type(content) is str and has_markers(content):
+            if self.role != "user":
+                raise MediaError(
+                    f"prompt part {self.name!r} ({self.role}) holds an image, audio or file; "
+                    "models take media only in user messages: make the field an input"
+                )
+            object.__setattr__(self, "content", split_markers(content))
+
+    @property
+    def text(self) -> str:
+        """The part's text: its content, or the text of its content parts (media left out)."""
+        content = self.content
+        return content if type(content) is str else content_text(content)
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The part as an OpenAI-style chat message."""
+        content = self.content
+        if type(content) is list:  # a copy: the caller may change it, the part is shared
+            content = [dict(p) for p in content]
+        message = {"role": self.role, "content": content}
+        if self.extra:
+            message.update(self.extra)
+        return message
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +105,16 @@ class Truncation:
     tokens_before: int
     tokens_after: int
     dropped: tuple[str, ...]
+
+
+def part_messages(parts: Iterable[Part]) -> list[dict[str, Any]]:
+    """Parts as OpenAI-style chat messages, one per part (see `Part.message`)."""
+    return [
+        {"role": p.role, "content": p.content}
+        if type(p.content) is str and not p.extra
+        else p.message
+        for p in parts
+    ]
 
 
 class Prompt:
@@ -118,18 +174,18 @@ class Prompt:
     @property
     def messages(self) -> list[dict[str, Any]]:
         """The parts as OpenAI-style chat messages, one per part."""
-        return [{"role": p.role, "content": p.content} for p in self._parts]
+        return part_messages(self._parts)
 
     @property
     def string(self) -> str:
         """The whole prompt as one string: the contents joined with no separator."""
-        return "".join(p.content for p in self._parts)
+        return "".join(p.text for p in self._parts)
 
     def tokenize(self) -> list[int]:
         """The tokens of the prompt: each part's tokens, in order."""
         tokens: list[int] = []
         for part in self._parts:
-            tokens.extend(self.tokenizer.encode(part.content))
+            tokens.extend(self.tokenizer.encode(part.text))
         return tokens
 
     @property
@@ -141,7 +197,7 @@ class Prompt:
     def part_tokens(self) -> list[int]:
         """How many tokens each part has."""
         if self._counts is None:
-            self._counts = [self.tokenizer.count(p.content) for p in self._parts]
+            self._counts = [self.tokenizer.count(p.text) for p in self._parts]
         return list(self._counts)
 
     @property
@@ -149,7 +205,8 @@ class Prompt:
         """How many tokens the prompt has: the sum over its parts' contents.
 
         This is `count_chat` with no framing; ``count_chat(prompt.messages, tokenizer,
-        OPENAI_FRAMING)`` adds what a chat API adds around each message.
+        OPENAI_FRAMING)`` adds what a chat API adds around each message. Images, audio and
+        files are not counted (their cost depends on the provider; see `content_text`).
         """
         return sum(self.part_tokens)
 

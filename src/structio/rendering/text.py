@@ -8,6 +8,7 @@ import typing
 from typing import Any
 
 from structio._util.data import jsonable
+from structio.media import markers
 
 __all__ = ["format_value", "prompt_text"]
 
@@ -21,7 +22,10 @@ def prompt_text(value: Any) -> str:
         return typing.cast(str, value)
     if value is None or t is bool or t is int or t is float:
         return str(value)
-    data = jsonable(value)
+    # A model or container holding an image (audio, file) writes a marker in its place,
+    # which the prompt part then turns into a content part.
+    with markers():
+        data = jsonable(value)
     if isinstance(data, (dict, list, tuple)):
         return _ENCODER.encode(data)
     return str(data)

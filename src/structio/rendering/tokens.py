@@ -39,6 +39,7 @@ __all__ = [
     "ChatFraming",
     "EncodeFunc",
     "Tokenizer",
+    "content_text",
     "count_chat",
     "get_tokenizer",
 ]
@@ -238,6 +239,38 @@ NO_FRAMING = ChatFraming()
 OPENAI_FRAMING = ChatFraming(per_message=3, per_reply=3)
 
 
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text of its content parts.
+
+    Media parts (images, audio, files) have no text here and so are not counted: their
+    token cost depends on the provider (an image's size and detail, audio's length) and
+    is not estimated. ``None`` (an assistant message with only tool calls) is empty.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Iterable):
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        )
+    return str(content)
+
+
+def _calls_text(calls: Any) -> str:
+    """The text a model wrote for its tool calls (names and arguments), to count it."""
+    pieces = []
+    for call in calls if isinstance(calls, Iterable) else ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            pieces.append(f"{function.get('name', '')}{function.get('arguments', '')}")
+    return "".join(pieces)
+
+
 def count_chat(
     messages: Iterable[Mapping[str, Any]],
     tokenizer: Tokenizer,
@@ -257,7 +290,10 @@ def count_chat(
     total = framing.per_reply
     for message in messages:
         content = message.get("content", "")
-        text = content if isinstance(content, str) else str(content)
+        text = content if type(content) is str else content_text(content)
+        calls = message.get("tool_calls")
+        if calls:
+            text += _calls_text(calls)
         cache = cached_roles is None or message.get("role") in cached_roles
         total += framing.per_message + tokenizer.count(text, cache=cache)
     return total

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from structio.exceptions import SignatureError
+from structio.media import Audio, File, Image
+from structio.reasoning import Reasoning
 from structio.signatures.field import MISSING
 from structio.signatures.history import History
 
@@ -51,7 +53,18 @@ def _base_namespace() -> dict[str, Any]:
     names.update({name: getattr(builtins, name) for name in _BUILTIN_TYPES})
     names["NoneType"] = type(None)
     names["History"] = History
+    names.update(Image=Image, Audio=Audio, File=File, Reasoning=Reasoning)
     return names
+
+
+# structio's tool types are pydantic models: loaded when a spec first names one.
+_LAZY_TYPES = frozenset(("Tool", "ToolCall", "ToolCalls"))
+
+
+def _lazy_type(name: str) -> Any:
+    from structio import tools
+
+    return getattr(tools, name)
 
 
 _NAMESPACE = _base_namespace()
@@ -287,6 +300,8 @@ class _Resolver:
         for namespace in (self.custom_types, _NAMESPACE, self.caller_ns):
             if name in namespace:
                 return namespace[name]
+        if name in _LAZY_TYPES:
+            return _lazy_type(name)
         raise SignatureError(
             f"unknown type name `{name}` in {self.where} ({self.text!r}); pass the class with "
             f"custom_types={{{name!r}: {name}}}, or use a builtin or typing name "

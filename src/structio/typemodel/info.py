@@ -19,6 +19,7 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from structio.reasoning import Reasoning
 from structio.typemodel.text import type_name
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ class TypeInfo:
     def __init__(self, annotation: Any, constraints: tuple[tuple[str, Any], ...]) -> None:
         self.annotation = annotation
         self.constraints = constraints
-        self.is_str = annotation is str
+        # Reasoning is text written by the model, read and shown as a str.
+        self.is_str = annotation is str or annotation is Reasoning
         self.enum: type[enum.Enum] | None = (
             annotation
             if isinstance(annotation, type) and issubclass(annotation, enum.Enum)
@@ -90,7 +92,7 @@ class TypeInfo:
     def hint(self) -> str:
         """The ``# note: the value you produce ...`` text for an output ('' for ``str``)."""
         a = self.annotation
-        if a is str:
+        if self.is_str:
             return ""
         if a is bool:
             return "must be True or False"

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from structio._util.refs import class_ref
 from structio.exceptions import SignatureError
+from structio.reasoning import Reasoning
 
 __all__ = ["type_name", "type_to_text"]
 
@@ -33,6 +34,8 @@ def type_name(annotation: Any) -> str:
         return "NoneType"
     if annotation is Ellipsis:
         return "..."
+    if annotation is Reasoning:  # DSPy shows its Reasoning type as the str it is
+        return "str"
     origin = typing.get_origin(annotation)
     if origin is None:
         if isinstance(annotation, type):
