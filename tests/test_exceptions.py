@@ -16,7 +16,7 @@ def drawn_tree() -> dict[str, tuple[str | None, str | None]]:
     tree: dict[str, tuple[str | None, str | None]] = {}
     stack: list[tuple[int, str]] = []  # (column, name) of the current branch
     for line in (exceptions.__doc__ or "").splitlines():
-        match = re.search(r"(\w+Error)\b(?:\s+\((\w+)\))?", line)
+        match = re.search(r"(\w+Error|Retry)\b(?:\s+\((\w+)\))?", line)
         if not match or not re.fullmatch(r"[\s│├└─]*", line[: match.start()]):
             continue
         column = match.start()

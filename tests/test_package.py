@@ -70,7 +70,8 @@ def test_all_is_complete() -> None:
         for name, value in vars(structio).items()
         if not name.startswith("_") and not isinstance(value, type(structio))
     }
-    assert public == exported
+    # The tool types load pydantic, so they are imported when first used.
+    assert public | set(structio._LAZY) == exported
 
 
 def test_issue_names_are_exported() -> None:

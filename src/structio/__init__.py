@@ -12,7 +12,7 @@ Importing structio is cheap: pydantic, json-repair and litellm load on first use
 """
 
 from structio.adapters import Adapter, ChatAdapter, JSONAdapter, ModelCapabilities, Reading
-from structio.call import CallResult
+from structio.call import Attempt, CallResult
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -27,6 +27,7 @@ from structio.exceptions import (
     MediaError,
     ParseError,
     RateLimitError,
+    Retry,
     ServerError,
     SignatureError,
     StructioError,
@@ -107,6 +108,7 @@ __all__ = [
     "AsyncLMStream",
     "AsyncStream",
     "AsyncTextStream",
+    "Attempt",
     "Audio",
     "AuthenticationError",
     "BadRequestError",
@@ -152,6 +154,7 @@ __all__ = [
     "Reasoning",
     "Reread",
     "ResponseCache",
+    "Retry",
     "ServerError",
     "Signature",
     "SignatureError",

@@ -22,6 +22,7 @@ from typing import Any, Literal, Union
 from structio.adapters.base import Adapter, SignatureLike, as_signature
 from structio.adapters.native import Native
 from structio.exceptions import (
+    ConfigurationError,
     ContextWindowExceededError,
     ParseError,
     ServerError,
@@ -31,10 +32,21 @@ from structio.lm.base import BaseLM, reset_origin, set_origin
 from structio.lm.types import AsyncLMStream, Completion, LMResponse, StreamItem, Usage
 from structio.parsing.clean import drafts
 from structio.parsing.stream import FieldValue, Reread, StreamEvent
-from structio.rendering.prompt import Prompt, Truncation, TruncationStep
+from structio.rendering.prompt import Part, Prompt, Truncation, TruncationStep
 from structio.signatures.signature import Signature
 
-__all__ = ["Builder", "CallResult", "Route", "StreamOut", "acall", "astream", "call", "stream"]
+__all__ = [
+    "Attempt",
+    "Builder",
+    "CallResult",
+    "Route",
+    "StreamOut",
+    "acall",
+    "astream",
+    "call",
+    "check_retries",
+    "stream",
+]
 
 Route = Literal["chat", "json", "json_reparse", "json_request"]
 """Which route produced a result: the adapter's own format (``"chat"``, ``"json"``), the
@@ -60,6 +72,9 @@ class CallResult:
         truncation: What was cut from the prompt before the answering request, if anything.
         max_tokens_reached: The model stopped at its token limit after every output was
             closed (a cut inside an output is a `ParseError` instead).
+        attempts: The answers that could not be used before this one, each sent back to the
+            model with what was wrong (``max_retries``); their responses are in
+            ``responses`` too, so `usage` and `cost` count them.
     """
 
     outputs: list[dict[str, Any]]
@@ -67,6 +82,7 @@ class CallResult:
     responses: list[LMResponse] = dataclasses.field(default_factory=list)
     truncation: Truncation | None = None
     max_tokens_reached: bool = False
+    attempts: tuple[Attempt, ...] = ()
 
     @property
     def path(self) -> Route:
@@ -100,7 +116,42 @@ class CallResult:
             [first, *self.responses],
             self.truncation,
             self.max_tokens_reached,
+            self.attempts,
         )
+
+    def retried(self, attempts: list[Attempt]) -> CallResult:
+        """This result as the answer given after ``attempts`` were sent back."""
+        if not attempts:
+            return self
+        earlier = [attempt.response for attempt in attempts]
+        return dataclasses.replace(
+            self, responses=[*earlier, *self.responses], attempts=tuple(attempts)
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """An answer that could not be used, and what the model was told about it.
+
+    Attributes:
+        response: The model's response.
+        error: Why it could not be used (missing and invalid fields, and why).
+        feedback: The message sent back to the model, after its own answer.
+    """
+
+    response: LMResponse
+    error: ParseError
+    feedback: str
+
+    @property
+    def completions(self) -> list[str]:
+        """The text of each choice of the response."""
+        return [c.text for c in self.response.completions]
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of this attempt's request."""
+        return self.response.usage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +195,16 @@ class _Request:
     def original(self) -> type[Signature]:
         """The signature the call was made with (a fallback call starts from it)."""
         return self.given_signature or self.signature
+
+    def reask(self, answer: str, feedback: str, number: int) -> _Request:
+        """The same conversation, with the model's answer and what was wrong with it."""
+        parts = [
+            *self.sent.parts,
+            Part(f"retry_{number}_assistant", "assistant", answer),
+            Part(f"retry_{number}_user", "user", feedback),
+        ]
+        prompt = Prompt(parts)
+        return dataclasses.replace(self, prompt=prompt, sent=prompt)
 
     def truncated(
         self, reason: Literal["max_prompt_tokens", "context_window"], limit: int
@@ -253,8 +314,9 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
     limited = False
     native = request.native
     for completion in response.completions:
+        text = adapter.answer_text(completion.text, completion.tool_calls)
         try:
-            values, reader, open_fields = adapter.read(sig, completion.text, inputs=request.inputs)
+            values, reader, open_fields = adapter.read(sig, text, inputs=request.inputs)
         except ParseError as error:
             if native is not None and native.native_calls and completion.tool_calls:
                 # The model called tools instead of answering: that is its answer for now.
@@ -266,13 +328,13 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
             if fallback is None:
                 raise
             try:
-                values = fallback.parse(sig, completion.text, inputs=request.inputs)
+                values = fallback.parse(sig, text, inputs=request.inputs)
             except ParseError:
                 raise _UnreadableError(error, fallback) from error
             route = "json_reparse"
         else:
             if completion.truncated:
-                _check_closed(adapter, sig, completion.text, values, open_fields)
+                _check_closed(adapter, sig, text, values, open_fields)
                 limited = True
             if reader == "JSON" and adapter.route == "chat":
                 route = "json_reparse"  # ChatAdapter read a JSON answer: no new request
@@ -349,6 +411,7 @@ def call(
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
+    max_retries: int = 0,
 ) -> CallResult:
     """Format, call the model, and read every choice, with the fallback and context retry.
 
@@ -363,32 +426,103 @@ def call(
         truncation_step: With ``max_prompt_tokens``: 0, a fixed step, or ``"auto"``.
         build: Build the prompt yourself from the adapter (prompt functions do); by default
             ``adapter.render(signature, demos, inputs)``.
+        max_retries: How many times an answer that cannot be used (unreadable, a missing
+            output, a value that fails its type, constraints or validators) is sent back to
+            the model with what was wrong (`Adapter.retry_message`), in the same
+            conversation. With re-asking on, the adapter's fallback still reads each answer
+            in JSON without a request, but its blind new request is not made: the re-ask
+            replaces it. 0 (default): no re-asking; the fallback request is made.
 
     Raises:
-        ParseError: A completion cannot be read (after the fallback, if any). When the
-            model hit its token limit, the error says so (``truncated``).
+        ParseError: A completion cannot be read (after the fallback, if any, or the last
+            re-ask: the error's ``attempts`` holds the earlier ones). When the model hit its
+            token limit, the error says so (``truncated``).
         LMError: The provider failed; never answered with a fallback.
         TruncationError: The parts that cannot be dropped exceed the budget.
     """
+    check_retries(max_retries)
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
     )
-    token = set_origin(adapter, request.signature)
+    request, response = _send(request, lm, fit=True)
+    attempts: list[Attempt] = []
+    while True:
+        try:
+            return _read(request, response).retried(attempts)
+        except (_UnreadableError, ParseError) as failure:
+            error = _error_of(failure)
+            if len(attempts) < max_retries:
+                request, attempt = _reask(request, response, error, len(attempts) + 1)
+                attempts.append(attempt)
+                request, response = _send(request, lm, fit=False)
+                continue
+            if not isinstance(failure, _UnreadableError) or max_retries:
+                raise _with_attempts(error, attempts) from None
+            try:
+                result = call(failure.fallback, lm, request.original, **request.again())
+            except ParseError as again:
+                raise again from failure.error
+            return result.after(response)
+
+
+def _send(request: _Request, lm: BaseLM, *, fit: bool) -> tuple[_Request, LMResponse]:
+    """Send a request; once cut to the context window if the provider says it is too long."""
+    token = set_origin(request.adapter, request.signature)
     try:
-        response = lm(request.messages, **request.params)
-    except ContextWindowExceededError as exc:
-        request = request.fitted_to_context(lm, exc)
-        response = lm(request.messages, **request.params)
+        try:
+            return request, lm(request.messages, **request.params)
+        except ContextWindowExceededError as exc:
+            if not fit:
+                raise
+            request = request.fitted_to_context(lm, exc)
+            return request, lm(request.messages, **request.params)
     finally:
         reset_origin(token)
+
+
+async def _asend(request: _Request, lm: BaseLM, *, fit: bool) -> tuple[_Request, LMResponse]:
+    token = set_origin(request.adapter, request.signature)
     try:
-        return _read(request, response)
-    except _UnreadableError as unreadable:
         try:
-            result = call(unreadable.fallback, lm, request.original, **request.again())
-        except ParseError as error:
-            raise error from unreadable.error
-        return result.after(response)
+            return request, await lm.acall(request.messages, **request.params)
+        except ContextWindowExceededError as exc:
+            if not fit:
+                raise
+            request = request.fitted_to_context(lm, exc)
+            return request, await lm.acall(request.messages, **request.params)
+    finally:
+        reset_origin(token)
+
+
+def check_retries(max_retries: int) -> None:
+    """Refuse a ``max_retries`` that is not a whole number, 0 or more."""
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ConfigurationError(
+            f"max_retries must be a whole number of re-asks, 0 or more; got {max_retries!r}"
+        )
+
+
+def _error_of(failure: Exception) -> ParseError:
+    if isinstance(failure, _UnreadableError):
+        return failure.error
+    assert isinstance(failure, ParseError)  # noqa: S101 - the only two kinds caught
+    return failure
+
+
+def _reask(
+    request: _Request, response: LMResponse, error: ParseError, number: int
+) -> tuple[_Request, Attempt]:
+    """The request that sends the model its answer back with what was wrong with it."""
+    feedback = request.adapter.retry_message(request.signature, error)
+    answer = error.completion or response.text
+    return request.reask(answer, feedback, number), Attempt(response, error, feedback)
+
+
+def _with_attempts(error: ParseError, attempts: list[Attempt]) -> ParseError:
+    """The last error, with every earlier attempt's error attached."""
+    if attempts:
+        error.attempts = [attempt.error for attempt in attempts]
+    return error
 
 
 async def acall(
@@ -402,27 +536,32 @@ async def acall(
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
+    max_retries: int = 0,
 ) -> CallResult:
     """Async form of `call`: the same steps, with ``await lm.acall``."""
+    check_retries(max_retries)
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
     )
-    token = set_origin(adapter, request.signature)
-    try:
-        response = await lm.acall(request.messages, **request.params)
-    except ContextWindowExceededError as exc:
-        request = request.fitted_to_context(lm, exc)
-        response = await lm.acall(request.messages, **request.params)
-    finally:
-        reset_origin(token)
-    try:
-        return _read(request, response)
-    except _UnreadableError as unreadable:
+    request, response = await _asend(request, lm, fit=True)
+    attempts: list[Attempt] = []
+    while True:
         try:
-            result = await acall(unreadable.fallback, lm, request.original, **request.again())
-        except ParseError as error:
-            raise error from unreadable.error
-        return result.after(response)
+            return _read(request, response).retried(attempts)
+        except (_UnreadableError, ParseError) as failure:
+            error = _error_of(failure)
+            if len(attempts) < max_retries:
+                request, attempt = _reask(request, response, error, len(attempts) + 1)
+                attempts.append(attempt)
+                request, response = await _asend(request, lm, fit=False)
+                continue
+            if not isinstance(failure, _UnreadableError) or max_retries:
+                raise _with_attempts(error, attempts) from None
+            try:
+                result = await acall(failure.fallback, lm, request.original, **request.again())
+            except ParseError as again:
+                raise again from failure.error
+            return result.after(response)
 
 
 StreamOut = Union[StreamEvent, CallResult]  # noqa: UP007 - a runtime alias on 3.10
@@ -431,15 +570,9 @@ StreamOut = Union[StreamEvent, CallResult]  # noqa: UP007 - a runtime alias on 3
 
 def _fallback_reason(unreadable: _UnreadableError) -> str:
     error = unreadable.error
-    why = [error.problem] if error.problem else []
-    if error.invalid:
-        why.append("invalid: " + ", ".join(error.invalid))
-    if error.missing:
-        why.append("missing: " + ", ".join(error.missing))
     return (
         f"the completion could not be read as {error.adapter} output "
-        f"({'; '.join(why) or 'no outputs'}); asking again with "
-        f"{type(unreadable.fallback).__name__}"
+        f"({_problems(error)}); asking again with {type(unreadable.fallback).__name__}"
     )
 
 
@@ -454,58 +587,90 @@ def stream(
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
+    max_retries: int = 0,
 ) -> Generator[StreamOut, None, None]:
     """`call`, read while the model writes: stream events, then the `CallResult` last.
 
     The prompt is built here (a wrong input raises now); the request is made when the
     stream is first read. The events are those of the first choice, from the adapter's
     `stream_reader`; the result is what `call` returns for the same completion (the same
-    fallback and context retry). Closing the generator early ends the request.
+    fallback, re-asks and context retry; a re-ask after events were given is announced
+    with a `Reread`). Closing the generator early ends the request.
 
     Raises:
         FormatError, TruncationError: At once, as `call`.
         ParseError, LMError: While iterating, as `call`.
     """
+    check_retries(max_retries)
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
     )
-    return _streamed(request, lm)
+    return _streamed(request, lm, max_retries)
 
 
-def _streamed(request: _Request, lm: BaseLM) -> Generator[StreamOut, None, None]:
-    reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
-    source = lm.stream(request.messages, **request.params)
-    try:
-        item = _next(source, request)
-    except ContextWindowExceededError as exc:
-        source.close()
-        request = request.fitted_to_context(lm, exc)
+def _streamed(
+    request: _Request, lm: BaseLM, max_retries: int = 0
+) -> Generator[StreamOut, None, None]:
+    attempts: list[Attempt] = []
+    while True:
+        reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
         source = lm.stream(request.messages, **request.params)
-        item = _next(source, request)
-    with source:
-        while not isinstance(item, LMResponse):
-            yield from reader.feed(item)
-            item = _next(source, request)
-    try:
-        result = _read(request, item)
-    except _UnreadableError as unreadable:
-        if reader.said:
-            yield Reread(_fallback_reason(unreadable))
-        again: CallResult | None = None
         try:
-            for out in stream(unreadable.fallback, lm, request.original, **request.again()):
-                if isinstance(out, CallResult):
-                    again = out
-                else:
-                    yield out
-        except ParseError as error:
-            raise error from unreadable.error
-        if again is not None:
-            yield again.after(item)
+            item = _next(source, request)
+        except ContextWindowExceededError as exc:
+            source.close()
+            if attempts:  # a re-ask is the same conversation, longer: nothing to cut
+                raise
+            request = request.fitted_to_context(lm, exc)
+            source = lm.stream(request.messages, **request.params)
+            item = _next(source, request)
+        with source:
+            while not isinstance(item, LMResponse):
+                yield from reader.feed(item)
+                item = _next(source, request)
+        try:
+            result = _read(request, item)
+        except (_UnreadableError, ParseError) as failure:
+            error = _error_of(failure)
+            if len(attempts) < max_retries:
+                request, attempt = _reask(request, item, error, len(attempts) + 1)
+                attempts.append(attempt)
+                if reader.said:
+                    yield Reread(_reask_reason(error))
+                continue
+            if not isinstance(failure, _UnreadableError) or max_retries:
+                raise _with_attempts(error, attempts) from None
+            if reader.said:
+                yield Reread(_fallback_reason(failure))
+            again: CallResult | None = None
+            try:
+                for out in stream(failure.fallback, lm, request.original, **request.again()):
+                    if isinstance(out, CallResult):
+                        again = out
+                    else:
+                        yield out
+            except ParseError as error_again:
+                raise error_again from failure.error
+            if again is not None:
+                yield again.after(item)
+            return
+        yield from reader.finish(result.outputs[0])
+        yield from _native_events(request, result)
+        yield result.retried(attempts)
         return
-    yield from reader.finish(result.outputs[0])
-    yield from _native_events(request, result)
-    yield result
+
+
+def _reask_reason(error: ParseError) -> str:
+    return f"the answer could not be used ({_problems(error)}); asking again with what was wrong"
+
+
+def _problems(error: ParseError) -> str:
+    why = [error.problem] if error.problem else []
+    if error.invalid:
+        why.append("invalid: " + ", ".join(error.invalid))
+    if error.missing:
+        why.append("missing: " + ", ".join(error.missing))
+    return "; ".join(why) or "no outputs"
 
 
 def _native_events(request: _Request, result: CallResult) -> list[StreamEvent]:
@@ -539,54 +704,72 @@ def astream(
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
+    max_retries: int = 0,
 ) -> AsyncGenerator[StreamOut, None]:
     """Async form of `stream`: the same steps, with ``lm.astream``."""
+    check_retries(max_retries)
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
     )
-    return _astreamed(request, lm)
+    return _astreamed(request, lm, max_retries)
 
 
-async def _astreamed(request: _Request, lm: BaseLM) -> AsyncGenerator[StreamOut, None]:
-    reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
-    source = lm.astream(request.messages, **request.params)
-    try:
-        item = await _anext(source, request)
-    except ContextWindowExceededError as exc:
-        await source.aclose()
-        request = request.fitted_to_context(lm, exc)
+async def _astreamed(
+    request: _Request, lm: BaseLM, max_retries: int = 0
+) -> AsyncGenerator[StreamOut, None]:
+    attempts: list[Attempt] = []
+    while True:
+        reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
         source = lm.astream(request.messages, **request.params)
-        item = await _anext(source, request)
-    async with source:
-        while not isinstance(item, LMResponse):
-            for event in reader.feed(item):
-                yield event
-            item = await _anext(source, request)
-    try:
-        result = _read(request, item)
-    except _UnreadableError as unreadable:
-        if reader.said:
-            yield Reread(_fallback_reason(unreadable))
-        again: CallResult | None = None
-        inner = astream(unreadable.fallback, lm, request.original, **request.again())
         try:
-            async for out in inner:
-                if isinstance(out, CallResult):
-                    again = out
-                else:
-                    yield out
-        except ParseError as error:
-            raise error from unreadable.error
-        finally:
-            await inner.aclose()
-        if again is not None:
-            yield again.after(item)
+            item = await _anext(source, request)
+        except ContextWindowExceededError as exc:
+            await source.aclose()
+            if attempts:
+                raise
+            request = request.fitted_to_context(lm, exc)
+            source = lm.astream(request.messages, **request.params)
+            item = await _anext(source, request)
+        async with source:
+            while not isinstance(item, LMResponse):
+                for event in reader.feed(item):
+                    yield event
+                item = await _anext(source, request)
+        try:
+            result = _read(request, item)
+        except (_UnreadableError, ParseError) as failure:
+            error = _error_of(failure)
+            if len(attempts) < max_retries:
+                request, attempt = _reask(request, item, error, len(attempts) + 1)
+                attempts.append(attempt)
+                if reader.said:
+                    yield Reread(_reask_reason(error))
+                continue
+            if not isinstance(failure, _UnreadableError) or max_retries:
+                raise _with_attempts(error, attempts) from None
+            if reader.said:
+                yield Reread(_fallback_reason(failure))
+            again: CallResult | None = None
+            inner = astream(failure.fallback, lm, request.original, **request.again())
+            try:
+                async for out in inner:
+                    if isinstance(out, CallResult):
+                        again = out
+                    else:
+                        yield out
+            except ParseError as error_again:
+                raise error_again from failure.error
+            finally:
+                await inner.aclose()
+            if again is not None:
+                yield again.after(item)
+            return
+        for event in reader.finish(result.outputs[0]):
+            yield event
+        for event in _native_events(request, result):
+            yield event
+        yield result.retried(attempts)
         return
-    for event in reader.finish(result.outputs[0]):
-        yield event
-    for event in _native_events(request, result):
-        yield event
-    yield result
 
 
 async def _anext(source: AsyncLMStream, request: _Request) -> StreamItem:

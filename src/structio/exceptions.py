@@ -17,6 +17,7 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     │       └── TokenizerError                an encoding is unknown or not available offline
     ├── ParseError                  (ValueError)  a completion cannot be read as the outputs
     ├── ToolCallError               (ValueError)  a tool call names no tool, or bad arguments
+    ├── Retry                       (ValueError)  raised by an output validator: ask again
     ├── DataError                   (ValueError)  examples or a finetune file have problems
     ├── BatchError                                some items of a batch failed (all results kept)
     └── LMError                                   the model provider failed the request
@@ -48,6 +49,7 @@ __all__ = [
     "MediaError",
     "ParseError",
     "RateLimitError",
+    "Retry",
     "ServerError",
     "SignatureError",
     "StructioError",
@@ -167,6 +169,16 @@ class ToolCallError(StructioError, ValueError):
         return (_rebuild_tool_call_error, (str(self), self.tool, self.arguments))
 
 
+class Retry(StructioError, ValueError):  # noqa: N818 - the name users raise, as pydantic-ai's ModelRetry
+    """Raise it in an output's validator to have the model answer again with this message.
+
+    A pydantic validator (``@field_validator``, ``@model_validator``) of an output type
+    that raises ``Retry("amounts are in cents, not dollars")`` (or any ``ValueError``)
+    makes the value invalid; with ``max_retries`` the model is sent its answer back with
+    the message. Without re-asking it is a `ParseError` like any invalid value.
+    """
+
+
 class ParseError(StructioError, ValueError):
     """Raised when a completion cannot be turned into the signature's typed outputs.
 
@@ -181,6 +193,8 @@ class ParseError(StructioError, ValueError):
             no JSON object), or ``None``.
         truncated: Whether the model stopped at its token limit (finish reason ``length``),
             which is why the completion cannot be read.
+        attempts: With re-asking (``max_retries``), the errors of the earlier answers,
+            oldest first; this error is the last answer's.
     """
 
     adapter: str
@@ -212,6 +226,7 @@ class ParseError(StructioError, ValueError):
         self.invalid = dict(invalid or {})
         self.problem = problem
         self.truncated = truncated
+        self.attempts: list[ParseError] = []
         super().__init__(self._message())
 
     def __reduce__(self) -> tuple[Any, ...]:

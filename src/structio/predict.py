@@ -27,7 +27,7 @@ from structio._util.files import write_json
 from structio._util.progress import Progress
 from structio._util.secrets import check_endpoints, public_params
 from structio.adapters.base import Adapter, SignatureLike
-from structio.call import CallResult, Route, StreamOut
+from structio.call import Attempt, CallResult, Route, StreamOut
 from structio.exceptions import BatchError, ConfigurationError, SignatureError
 from structio.lm.base import BaseLM
 from structio.lm.lm import LM
@@ -42,7 +42,7 @@ from structio.streams import AsyncStream, Stream
 __all__ = ["FORMAT_VERSION", "Predict", "Prediction", "check_name", "read_saved"]
 
 # Keyword arguments of a call that are not inputs of the signature.
-_CALL_OPTIONS = ("adapter", "lm", "params", "config")
+_CALL_OPTIONS = ("adapter", "lm", "params", "config", "max_retries")
 
 FORMAT_VERSION = 1
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -106,10 +106,14 @@ class Prediction(Mapping[str, Any]):
         max_tokens_reached: The model stopped at its token limit (finish reason ``length``)
             after every output was closed, so the values are whole; a cut inside an output
             raises `ParseError` instead of giving a value.
+        attempts: The answers sent back to the model before this one (``max_retries``),
+            each with its response, error and the feedback sent; `usage` and `cost`
+            include them.
     """
 
     __slots__ = (
         "_values",
+        "attempts",
         "completions",
         "cost",
         "max_tokens_reached",
@@ -120,6 +124,7 @@ class Prediction(Mapping[str, Any]):
     )
 
     _values: dict[str, Any]
+    attempts: list[Attempt]
     completions: list[dict[str, Any]]
     route: Route
     usage: Usage
@@ -140,8 +145,10 @@ class Prediction(Mapping[str, Any]):
         truncation: Truncation | None = None,
         path: Route | None = None,
         max_tokens_reached: bool = False,
+        attempts: Sequence[Attempt] = (),
     ) -> None:
         set_ = object.__setattr__
+        set_(self, "attempts", list(attempts))
         set_(self, "_values", dict(values))
         set_(self, "completions", [dict(c) for c in completions] if completions else [dict(values)])
         set_(self, "route", path if path is not None else route)
@@ -181,6 +188,7 @@ class Prediction(Mapping[str, Any]):
             responses=result.responses,
             truncation=result.truncation,
             max_tokens_reached=result.max_tokens_reached,
+            attempts=result.attempts,
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -241,6 +249,12 @@ class Predict:
         truncation_step: With ``max_prompt_tokens``: 0 drops just enough; a step fixes the
             cut point so consecutive prompts share their prefix (the provider's prefix cache
             stays warm); ``"auto"`` picks one (see `Prompt.truncate`).
+        max_retries: When an answer cannot be used (unreadable, a missing output, a value
+            that fails its type, constraints or validators, a call to an unknown tool), send
+            it back to the model with what was wrong, up to this many times (per call:
+            ``predict(..., max_retries=2)``). Provider errors are never re-asked. With
+            re-asking on, ChatAdapter's JSON fallback still reads each answer as JSON but
+            makes no blind request of its own: the re-ask, with feedback, replaces it.
         **params: Request parameters for every call (``temperature``, ``n``...), kept in
             `params` (formerly ``lm_kwargs``).
 
@@ -258,8 +272,10 @@ class Predict:
         name: str | None = None,
         max_prompt_tokens: int | None = None,
         truncation_step: TruncationStep = 0,
+        max_retries: int = 0,
         **params: Any,
     ) -> None:
+        calling.check_retries(max_retries)
         if isinstance(signature, str):
             signature = make_signature(signature)
         if not isinstance(signature, SignatureMeta):
@@ -279,11 +295,12 @@ class Predict:
         self.params: dict[str, Any] = dict(params)
         self.max_prompt_tokens = max_prompt_tokens
         self.truncation_step: TruncationStep = truncation_step
+        self.max_retries = max_retries
         clash = [name for name in _CALL_OPTIONS if name in signature.input_fields]
         if clash:
             raise ConfigurationError(
                 f"{signature.__name__} has input(s) named {clash}, which Predict uses for call "
-                "options (adapter, lm, params, config); rename them"
+                "options (adapter, lm, params, config, max_retries); rename them"
             )
 
     @property
@@ -313,6 +330,7 @@ class Predict:
             self.params,
             self.max_prompt_tokens,
             self.truncation_step,
+            self.max_retries,
         )
 
     # -- saving -----------------------------------------------------------------------------
@@ -340,6 +358,8 @@ class Predict:
             "params": {k: jsonable(v) for k, v in public_params(self.params).items()},
             "max_prompt_tokens": self.max_prompt_tokens,
             "truncation_step": self.truncation_step,
+            # Only when set, so files saved without re-asking stay as they were.
+            **({"max_retries": self.max_retries} if self.max_retries else {}),
         }
 
     @classmethod
@@ -397,6 +417,7 @@ class Predict:
             name=data.get("name"),
             max_prompt_tokens=data.get("max_prompt_tokens"),
             truncation_step=data.get("truncation_step", 0),
+            max_retries=data.get("max_retries", 0),
             **params,
         )
 
@@ -477,6 +498,7 @@ class Predict:
         lm: BaseLM | None = None,
         params: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
         **inputs: Any,
     ) -> Prediction:
         """Run the model on ``inputs`` and return the typed outputs.
@@ -486,11 +508,13 @@ class Predict:
             lm: Use this model for this call only.
             params: Request parameters for this call only (``{"temperature": 1.0, "n": 3}``).
             config: The same as ``params``, as DSPy names it.
+            max_retries: Re-asks for this call only (see the class).
             **inputs: The signature's inputs.
 
         Raises:
             FormatError: An input is missing or unknown.
-            ParseError: The completion cannot be read (after the fallback).
+            ParseError: The completion cannot be read (after the fallback, or the last
+                re-ask: ``error.attempts`` holds the earlier errors).
             LMError: The provider failed.
         """
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
@@ -503,6 +527,7 @@ class Predict:
             merged,
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
+            max_retries=self.max_retries if max_retries is None else max_retries,
         )
         return Prediction.from_result(result)
 
@@ -513,6 +538,7 @@ class Predict:
         lm: BaseLM | None = None,
         params: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
         **inputs: Any,
     ) -> Prediction:
         """Async form of calling the predictor."""
@@ -526,6 +552,7 @@ class Predict:
             merged,
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
+            max_retries=self.max_retries if max_retries is None else max_retries,
         )
         return Prediction.from_result(result)
 
@@ -536,6 +563,7 @@ class Predict:
         lm: BaseLM | None = None,
         params: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
         **inputs: Any,
     ) -> Stream[Prediction]:
         """Run the model on ``inputs``, reading the outputs as it writes them.
@@ -570,6 +598,7 @@ class Predict:
             merged,
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
+            max_retries=self.max_retries if max_retries is None else max_retries,
         )
         return Stream(_predictions(source), tuple(self.signature.output_fields))
 
@@ -580,6 +609,7 @@ class Predict:
         lm: BaseLM | None = None,
         params: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
         **inputs: Any,
     ) -> AsyncStream[Prediction]:
         """Async form of `stream`: ``async for item in predictor.astream(...)``."""
@@ -593,6 +623,7 @@ class Predict:
             merged,
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
+            max_retries=self.max_retries if max_retries is None else max_retries,
         )
         return AsyncStream(_apredictions(source), tuple(self.signature.output_fields))
 

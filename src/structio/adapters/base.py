@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 import textwrap
 import typing
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary
@@ -31,7 +31,7 @@ from structio.adapters.native import (
     tool_turn,
     tool_types,
 )
-from structio.exceptions import ConfigurationError, FormatError
+from structio.exceptions import ConfigurationError, FormatError, ParseError
 from structio.media import Media
 from structio.parsing.clean import clean
 from structio.parsing.locate import Found, without_echoes
@@ -521,6 +521,39 @@ class Adapter(abc.ABC):
     ) -> dict[str, Any]:
         """The request parameters for this format (JSONAdapter adds ``response_format``)."""
         return dict(params)
+
+    @hook
+    def retry_message(self, signature: type[Signature], error: ParseError) -> str:
+        """What a model is told when its answer could not be used (re-asking, ``max_retries``).
+
+        Sent as a user message after the model's own answer: each missing or invalid output
+        and why, in words written for the model, then the format reminder.
+        """
+        lines = ["Your answer could not be used:"]
+        if error.truncated:
+            lines.append("- it was cut off at the token limit: answer more briefly")
+        if error.problem:
+            lines.append(f"- {error.problem}")
+        for name, (text, reason) in error.invalid.items():
+            shown = text if len(text) <= 200 else text[:197] + "..."
+            lines.append(f"- `{name}`: {reason} (you wrote: {shown!r})")
+        if error.missing:
+            lines.append("- missing: " + ", ".join(f"`{n}`" for n in error.missing))
+        lines.append("")
+        lines.append(
+            "Answer again, giving every output field. "
+            + self.user_message_output_requirements(signature)
+        )
+        return "\n".join(lines)
+
+    @hook
+    def answer_text(self, text: str, tool_calls: Sequence[Mapping[str, Any]] | None = None) -> str:
+        """Where this format's answer is in a reply: by default its text.
+
+        An adapter that has the model answer through a forced tool call returns the call's
+        arguments instead; the call layer reads (and falls back on) what this returns.
+        """
+        return text
 
     @hook
     def native(self, signature: type[Signature], lm: ModelCapabilities) -> Native | None:
