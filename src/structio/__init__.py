@@ -11,7 +11,14 @@ Declare what a model call takes and returns as a `Signature`; an adapter (`ChatA
 Importing structio is cheap: pydantic, json-repair and litellm load on first use.
 """
 
-from structio.adapters import Adapter, ChatAdapter, JSONAdapter, ModelCapabilities, Reading
+from structio.adapters import (
+    Adapter,
+    ChatAdapter,
+    JSONAdapter,
+    ModelCapabilities,
+    Reading,
+    XMLAdapter,
+)
 from structio.call import Attempt, CallResult
 from structio.exceptions import (
     AuthenticationError,
@@ -176,6 +183,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "UserMessage",
+    "XMLAdapter",
     "chatprompt",
     "configure",
     "context",

@@ -48,10 +48,10 @@ __all__ = [
     "stream",
 ]
 
-Route = Literal["chat", "json", "json_reparse", "json_request"]
-"""Which route produced a result: the adapter's own format (``"chat"``, ``"json"``), the
-same completion read again by the fallback adapter (``"json_reparse"``, no new request), or
-a new request with the fallback adapter after the first could not be read
+Route = Literal["chat", "json", "xml", "json_reparse", "json_request"]
+"""Which route produced a result: the adapter's own format (``"chat"``, ``"json"``,
+``"xml"``), the same completion read again by the fallback adapter (``"json_reparse"``, no
+new request), or a new request with the fallback adapter after the first could not be read
 (``"json_request"``)."""
 
 Builder = Callable[[Adapter], tuple[type[Signature], Prompt]]
@@ -336,8 +336,8 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
             if completion.truncated:
                 _check_closed(adapter, sig, text, values, open_fields)
                 limited = True
-            if reader == "JSON" and adapter.route == "chat":
-                route = "json_reparse"  # ChatAdapter read a JSON answer: no new request
+            if reader == "JSON" and adapter.route in ("chat", "xml"):
+                route = "json_reparse"  # a JSON answer read by a text format: no new request
         if native is not None:
             values = _native_values(request, completion, values)
         outputs.append(values)
@@ -388,7 +388,7 @@ def _check_closed(
     )
 
 
-_ROUTES = frozenset(("chat", "json", "json_reparse", "json_request"))
+_ROUTES = frozenset(("chat", "json", "xml", "json_reparse", "json_request"))
 
 
 def _builder(

@@ -3,6 +3,7 @@
 from structio.adapters.base import Adapter, Message, ModelCapabilities, Reading, SignatureLike
 from structio.adapters.chat_adapter import ChatAdapter
 from structio.adapters.json_adapter import JSONAdapter
+from structio.adapters.xml_adapter import XMLAdapter
 
 __all__ = [
     "Adapter",
@@ -12,4 +13,5 @@ __all__ = [
     "ModelCapabilities",
     "Reading",
     "SignatureLike",
+    "XMLAdapter",
 ]
