@@ -72,7 +72,7 @@ class ChatAdapter(Adapter):
         options = {k: v for k, v in self._options().items() if k != "fallback"}
         if self.fallback != "json":
             options = {"fallback": self.fallback, **options}
-        return f"ChatAdapter({', '.join(f'{k}={v!r}' for k, v in options.items())})"
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in options.items())})"
 
     @hook
     def fallback_adapter(self) -> Adapter | None:

@@ -8,7 +8,7 @@ import types
 import typing
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from xml.sax.saxutils import quoteattr
 
 from structio._util.data import jsonable
@@ -58,34 +58,6 @@ class XMLAdapter(ChatAdapter):
     """
 
     route: ClassVar[str] = "xml"
-
-    def __init__(
-        self,
-        *,
-        fallback: Literal["json"] | None = "json",
-        native_tools: bool | None = None,
-        native_reasoning: bool | None = None,
-    ) -> None:
-        """Create an XMLAdapter.
-
-        Args:
-            fallback: What a call does when a completion cannot be read: ``"json"``
-                (default) makes one more request, with `JSONAdapter`; ``None`` raises the
-                `ParseError` at once. Provider errors never fall back.
-            native_tools: How a `ToolCalls` output is asked for (see `ChatAdapter`):
-                ``None`` (default) is native when the model supports function calling.
-            native_reasoning: How a `Reasoning` output is filled (see `ChatAdapter`):
-                ``None`` (default) is native when the model returns its reasoning.
-        """
-        super().__init__(
-            fallback=fallback, native_tools=native_tools, native_reasoning=native_reasoning
-        )
-
-    def __repr__(self) -> str:
-        options = {k: v for k, v in self._options().items() if k != "fallback"}
-        if self.fallback != "json":
-            options = {"fallback": self.fallback, **options}
-        return f"XMLAdapter({', '.join(f'{k}={v!r}' for k, v in options.items())})"
 
     # -- the prompt -------------------------------------------------------------------------
 
