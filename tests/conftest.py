@@ -52,7 +52,17 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     import structio
     from structio.lm import cache
 
-    structio.configure(lm=None, adapter=None)
+    structio.configure(lm=None, adapter=None, callbacks=None)
     for opened in cache._DEFAULT.values():
         opened.close()
     cache._DEFAULT.clear()
+
+
+@pytest.fixture
+def exporter() -> Iterator[Any]:
+    """An OpenTelemetry in-memory span exporter (the SDK is imported only by tests using it)."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    yield memory
+    memory.clear()

@@ -14,9 +14,11 @@ Importing structio is cheap: pydantic, json-repair and litellm load on first use
 from structio.adapters import (
     Adapter,
     ChatAdapter,
+    CompactAdapter,
     JSONAdapter,
     ModelCapabilities,
     Reading,
+    ToolOutputAdapter,
     XMLAdapter,
 )
 from structio.call import Attempt, CallResult
@@ -63,9 +65,12 @@ from structio.lm import (
     LMStream,
     ResponseCache,
     Usage,
+    UsageTracker,
     inspect_history,
+    track_usage,
 )
 from structio.media import Audio, File, Image
+from structio.observe import Callback, OpenTelemetryCallback
 from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
 from structio.predict import Predict, Prediction
 from structio.reasoning import Reasoning
@@ -90,7 +95,16 @@ AdapterResult = CallResult
 __version__ = "0.1.0"
 
 
-_LAZY = {"Tool": "structio.tools", "ToolCall": "structio.tools", "ToolCalls": "structio.tools"}
+_LAZY = {
+    "Tool": "structio.tools",
+    "ToolCall": "structio.tools",
+    "ToolCalls": "structio.tools",
+    # What callbacks are told: loaded with the first call a callback hears of.
+    "CallEndEvent": "structio.observe.events",
+    "CallStartEvent": "structio.observe.events",
+    "ParseErrorEvent": "structio.observe.events",
+    "RetryEvent": "structio.observe.events",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -123,9 +137,13 @@ __all__ = [
     "BatchError",
     "BulletedDict",
     "BulletedList",
+    "CallEndEvent",
     "CallResult",
+    "CallStartEvent",
+    "Callback",
     "ChatAdapter",
     "ChatPromptFunction",
+    "CompactAdapter",
     "Completion",
     "ConfigurationError",
     "ContextWindowExceededError",
@@ -149,8 +167,10 @@ __all__ = [
     "ModelCapabilities",
     "NumberedDict",
     "NumberedList",
+    "OpenTelemetryCallback",
     "OutputField",
     "ParseError",
+    "ParseErrorEvent",
     "Part",
     "Predict",
     "Prediction",
@@ -162,6 +182,7 @@ __all__ = [
     "Reread",
     "ResponseCache",
     "Retry",
+    "RetryEvent",
     "ServerError",
     "Signature",
     "SignatureError",
@@ -178,10 +199,12 @@ __all__ = [
     "ToolCall",
     "ToolCallError",
     "ToolCalls",
+    "ToolOutputAdapter",
     "Truncation",
     "TruncationError",
     "Usage",
     "UsageError",
+    "UsageTracker",
     "UserMessage",
     "XMLAdapter",
     "chatprompt",
@@ -192,6 +215,7 @@ __all__ = [
     "make_signature",
     "prompt",
     "save_prompt",
+    "track_usage",
 ]
 
 # Public classes say where users import them from, as httpx's do: `structio.ParseError` in

@@ -30,6 +30,7 @@ from structio.exceptions import (
 )
 from structio.lm.base import BaseLM, reset_origin, set_origin
 from structio.lm.types import AsyncLMStream, Completion, LMResponse, StreamItem, Usage
+from structio.observe.dispatch import CallScope, call_started
 from structio.parsing.clean import drafts
 from structio.parsing.stream import FieldValue, Reread, StreamEvent
 from structio.rendering.prompt import Part, Prompt, Truncation, TruncationStep
@@ -444,25 +445,60 @@ def call(
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
     )
+    with _observe(request, lm) as scope:
+        result = _call(request, lm, max_retries, scope)
+        scope.ended(result)
+    return result
+
+
+def _observe(request: _Request, lm: BaseLM) -> CallScope:
+    """Tell the callbacks a call starts (next to nothing when none is configured)."""
+    return call_started(
+        request.adapter, lm, request.original, request.inputs, request.sent, request.params
+    )
+
+
+def _call(request: _Request, lm: BaseLM, max_retries: int, scope: CallScope) -> CallResult:
     request, response = _send(request, lm, fit=True)
+    scope.responded(response)
     attempts: list[Attempt] = []
     while True:
         try:
             return _read(request, response).retried(attempts)
         except (_UnreadableError, ParseError) as failure:
             error = _error_of(failure)
+            scope.parse_failed(error)
             if len(attempts) < max_retries:
                 request, attempt = _reask(request, response, error, len(attempts) + 1)
                 attempts.append(attempt)
+                scope.retried(attempt.feedback)
                 request, response = _send(request, lm, fit=False)
+                scope.responded(response)
                 continue
             if not isinstance(failure, _UnreadableError) or max_retries:
                 raise _with_attempts(error, attempts) from None
+            scope.retried(_fallback_reason(failure))
             try:
-                result = call(failure.fallback, lm, request.original, **request.again())
+                result = _call(_fallback(request, lm, failure), lm, 0, scope)
             except ParseError as again:
                 raise again from failure.error
             return result.after(response)
+
+
+def _fallback(request: _Request, lm: BaseLM, failure: _UnreadableError) -> _Request:
+    """The request of the fallback adapter, built as a call with it would build it."""
+    again = request.again()
+    return _begin(
+        failure.fallback,
+        lm,
+        request.original,
+        (),
+        again["inputs"],
+        again["params"],
+        again["max_prompt_tokens"],
+        again["truncation_step"],
+        again["build"],
+    )
 
 
 def _send(request: _Request, lm: BaseLM, *, fit: bool) -> tuple[_Request, LMResponse]:
@@ -543,22 +579,34 @@ async def acall(
     request = _begin(
         adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
     )
+    with _observe(request, lm) as scope:
+        result = await _acall(request, lm, max_retries, scope)
+        scope.ended(result)
+    return result
+
+
+async def _acall(request: _Request, lm: BaseLM, max_retries: int, scope: CallScope) -> CallResult:
     request, response = await _asend(request, lm, fit=True)
+    scope.responded(response)
     attempts: list[Attempt] = []
     while True:
         try:
             return _read(request, response).retried(attempts)
         except (_UnreadableError, ParseError) as failure:
             error = _error_of(failure)
+            scope.parse_failed(error)
             if len(attempts) < max_retries:
                 request, attempt = _reask(request, response, error, len(attempts) + 1)
                 attempts.append(attempt)
+                scope.retried(attempt.feedback)
                 request, response = await _asend(request, lm, fit=False)
+                scope.responded(response)
                 continue
             if not isinstance(failure, _UnreadableError) or max_retries:
                 raise _with_attempts(error, attempts) from None
+            scope.retried(_fallback_reason(failure))
             try:
-                result = await acall(failure.fallback, lm, request.original, **request.again())
+                result = await _acall(_fallback(request, lm, failure), lm, 0, scope)
             except ParseError as again:
                 raise again from failure.error
             return result.after(response)
@@ -611,6 +659,15 @@ def stream(
 def _streamed(
     request: _Request, lm: BaseLM, max_retries: int = 0
 ) -> Generator[StreamOut, None, None]:
+    with _observe(request, lm) as scope:
+        result = yield from _stream_body(request, lm, max_retries, scope)
+        scope.ended(result)
+    yield result
+
+
+def _stream_body(
+    request: _Request, lm: BaseLM, max_retries: int, scope: CallScope
+) -> Generator[StreamEvent, None, CallResult]:
     attempts: list[Attempt] = []
     while True:
         reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
@@ -628,36 +685,32 @@ def _streamed(
             while not isinstance(item, LMResponse):
                 yield from reader.feed(item)
                 item = _next(source, request)
+        scope.responded(item)
         try:
             result = _read(request, item)
         except (_UnreadableError, ParseError) as failure:
             error = _error_of(failure)
+            scope.parse_failed(error)
             if len(attempts) < max_retries:
                 request, attempt = _reask(request, item, error, len(attempts) + 1)
                 attempts.append(attempt)
+                scope.retried(attempt.feedback)
                 if reader.said:
                     yield Reread(_reask_reason(error))
                 continue
             if not isinstance(failure, _UnreadableError) or max_retries:
                 raise _with_attempts(error, attempts) from None
+            scope.retried(_fallback_reason(failure))
             if reader.said:
                 yield Reread(_fallback_reason(failure))
-            again: CallResult | None = None
             try:
-                for out in stream(failure.fallback, lm, request.original, **request.again()):
-                    if isinstance(out, CallResult):
-                        again = out
-                    else:
-                        yield out
+                again = yield from _stream_body(_fallback(request, lm, failure), lm, 0, scope)
             except ParseError as error_again:
                 raise error_again from failure.error
-            if again is not None:
-                yield again.after(item)
-            return
+            return again.after(item)
         yield from reader.finish(result.outputs[0])
         yield from _native_events(request, result)
-        yield result.retried(attempts)
-        return
+        return result.retried(attempts)
 
 
 def _reask_reason(error: ParseError) -> str:
@@ -717,6 +770,21 @@ def astream(
 async def _astreamed(
     request: _Request, lm: BaseLM, max_retries: int = 0
 ) -> AsyncGenerator[StreamOut, None]:
+    with _observe(request, lm) as scope:
+        body = _astream_body(request, lm, max_retries, scope)
+        try:
+            async for out in body:
+                if isinstance(out, CallResult):
+                    scope.ended(out)
+                yield out
+        finally:
+            await body.aclose()
+
+
+async def _astream_body(
+    request: _Request, lm: BaseLM, max_retries: int, scope: CallScope
+) -> AsyncGenerator[StreamOut, None]:
+    """The events of a streamed call, then its `CallResult` (an async generator returns none)."""
     attempts: list[Attempt] = []
     while True:
         reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
@@ -735,22 +803,26 @@ async def _astreamed(
                 for event in reader.feed(item):
                     yield event
                 item = await _anext(source, request)
+        scope.responded(item)
         try:
             result = _read(request, item)
         except (_UnreadableError, ParseError) as failure:
             error = _error_of(failure)
+            scope.parse_failed(error)
             if len(attempts) < max_retries:
                 request, attempt = _reask(request, item, error, len(attempts) + 1)
                 attempts.append(attempt)
+                scope.retried(attempt.feedback)
                 if reader.said:
                     yield Reread(_reask_reason(error))
                 continue
             if not isinstance(failure, _UnreadableError) or max_retries:
                 raise _with_attempts(error, attempts) from None
+            scope.retried(_fallback_reason(failure))
             if reader.said:
                 yield Reread(_fallback_reason(failure))
             again: CallResult | None = None
-            inner = astream(failure.fallback, lm, request.original, **request.again())
+            inner = _astream_body(_fallback(request, lm, failure), lm, 0, scope)
             try:
                 async for out in inner:
                     if isinstance(out, CallResult):

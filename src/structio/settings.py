@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,7 +14,19 @@ from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import ConfigurationError
 from structio.lm.base import BaseLM
 
-__all__ = ["Settings", "configure", "context", "current_settings", "resolve_adapter", "resolve_lm"]
+__all__ = [
+    "CALLBACK_HOOKS",
+    "Settings",
+    "configure",
+    "context",
+    "current_settings",
+    "resolve_adapter",
+    "resolve_lm",
+]
+
+#: The methods a callback may have (`structio.Callback` has them all, doing nothing). Named
+#: here, below `observe`, so that `configure` can check a callback without importing it.
+CALLBACK_HOOKS = ("on_call_start", "on_call_end", "on_parse_error", "on_retry")
 
 
 class _Unset:
@@ -34,10 +46,12 @@ class Settings:
     Attributes:
         lm: The language model.
         adapter: The adapter (`ChatAdapter` when ``None``).
+        callbacks: What is told of each call (`structio.Callback` objects), in order.
     """
 
     lm: BaseLM | None = None
     adapter: Adapter | None = None
+    callbacks: tuple[Any, ...] = ()
 
 
 _global = Settings()
@@ -93,17 +107,30 @@ def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:
     return configured
 
 
-def _updated(base: Settings, lm: Any, adapter: Any) -> Settings:
+def _updated(base: Settings, lm: Any, adapter: Any, callbacks: Any) -> Settings:
     changes: dict[str, Any] = {}
     if lm is not _UNSET:
         changes["lm"] = _check_lm(lm)
     if adapter is not _UNSET:
         changes["adapter"] = _check_adapter(adapter)
+    if callbacks is not _UNSET:
+        changes["callbacks"] = _check_callbacks(callbacks)
     return replace(base, **changes)
 
 
-def configure(*, lm: BaseLM | None = _UNSET, adapter: Adapter | None = _UNSET) -> None:
-    r"""Set the process-wide default LM and/or adapter (arguments not given are kept).
+def configure(
+    *,
+    lm: BaseLM | None = _UNSET,
+    adapter: Adapter | None = _UNSET,
+    callbacks: Sequence[Any] | None = _UNSET,
+) -> None:
+    r"""Set the process-wide default LM, adapter and/or callbacks (arguments not given are kept).
+
+    Args:
+        lm: The default model (``None``: none).
+        adapter: The default adapter (``None``: `ChatAdapter`).
+        callbacks: A list of `structio.Callback` objects told of every call, in order
+            (``None`` or ``[]``: none).
 
     Example:
         >>> import structio as sio
@@ -112,19 +139,28 @@ def configure(*, lm: BaseLM | None = _UNSET, adapter: Adapter | None = _UNSET) -
     """
     global _global
     with _global_lock:
-        _global = _updated(_global, lm, adapter)
+        _global = _updated(_global, lm, adapter, callbacks)
 
 
 @contextlib.contextmanager
-def context(*, lm: BaseLM | None = _UNSET, adapter: Adapter | None = _UNSET) -> Iterator[Settings]:
-    """Use another LM and/or adapter inside a ``with`` block, in this thread or task only.
+def context(
+    *,
+    lm: BaseLM | None = _UNSET,
+    adapter: Adapter | None = _UNSET,
+    callbacks: Sequence[Any] | None = _UNSET,
+) -> Iterator[Settings]:
+    """Use another LM, adapter and/or callbacks inside a ``with`` block, in this thread or task.
+
+    ``callbacks=`` replaces the callbacks in effect for the block, as DSPy's does (so
+    ``callbacks=[]`` silences them); to add one, pass the ones in effect too:
+    ``callbacks=[*structio.settings.current_settings().callbacks, extra]``.
 
     Example:
         >>> import structio as sio
         >>> with sio.context(adapter=sio.JSONAdapter()):
         ...     pass  # Predict calls here use JSONAdapter unless they name another
     """
-    token = _scoped.set(_updated(current_settings(), lm, adapter))
+    token = _scoped.set(_updated(current_settings(), lm, adapter, callbacks))
     try:
         yield current_settings()
     finally:
@@ -147,3 +183,25 @@ def _check_adapter(adapter: Any) -> Any:
             f"not {type(adapter).__name__}"
         )
     return adapter
+
+
+def _check_callbacks(callbacks: Any) -> tuple[Any, ...]:
+    if callbacks is None:
+        return ()
+    if not isinstance(callbacks, (list, tuple)):
+        raise ConfigurationError(
+            "callbacks= must be a list of callback objects (instances of structio.Callback "
+            f"subclasses), not {type(callbacks).__name__}"
+        )
+    for index, callback in enumerate(callbacks):
+        if isinstance(callback, type):
+            raise ConfigurationError(
+                f"callbacks[{index}] is the class {callback.__name__}, not a callback: "
+                f"pass an instance, {callback.__name__}()"
+            )
+        if not any(callable(getattr(callback, hook, None)) for hook in CALLBACK_HOOKS):
+            raise ConfigurationError(
+                f"callbacks[{index}] ({type(callback).__name__}) is not a callback: it has "
+                f"none of the methods {', '.join(CALLBACK_HOOKS)}; subclass structio.Callback"
+            )
+    return tuple(callbacks)

@@ -8,6 +8,7 @@ from structio.lm.cache import ResponseCache, default_cache
 from structio.lm.fake import FakeCall, FakeLM
 from structio.lm.lm import LM
 from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, Usage
+from structio.lm.usage import UsageTracker, track_usage
 
 __all__ = [
     "AsyncLMStream",
@@ -21,6 +22,8 @@ __all__ = [
     "LMStream",
     "ResponseCache",
     "Usage",
+    "UsageTracker",
     "default_cache",
     "inspect_history",
+    "track_usage",
 ]

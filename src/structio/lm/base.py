@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from structio._util.secrets import public_params, redact, redact_data, secret_values
 from structio.exceptions import ServerError
 from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, StreamItem
+from structio.lm.usage import record_usage
 
 if TYPE_CHECKING:
     from structio.adapters.base import Adapter
@@ -142,7 +143,8 @@ class BaseLM(abc.ABC):
     Subclass it to plug in any backend: implement `_complete` (and `_acomplete` for a
     native async path; `_stream` / `_astream` for native streaming, else a stream is the
     whole answer as one piece). Every call, streamed or not, is recorded in `history` and
-    in the process-wide history printed by `structio.inspect_history`.
+    in the process-wide history printed by `structio.inspect_history`, and added to the
+    `structio.track_usage` trackers in effect.
 
     Attributes:
         model: The model's name.
@@ -314,6 +316,7 @@ class BaseLM(abc.ABC):
         self.history.append(entry)
         with _GLOBAL_LOCK:
             _GLOBAL_HISTORY.append(entry)
+        record_usage(self.model, response)  # the `track_usage` blocks in effect here
         return response
 
 

@@ -7,6 +7,10 @@ There are three, each for a different reader, and all live here:
 - `type_to_text`: what a *saved file* holds (``list[str] | None``,
   ``myapp.models:Patient``), which `Signature.from_dict` reads back to an equal type;
 - a signature's ``signature`` string (``question: str -> answer: int``) uses `type_name`.
+
+A fourth spelling, the short notation `CompactAdapter` shows the model (``age: int  // 0 to
+130``), is read from a type's JSON schema rather than from the type, and lives beside this
+module in `structio.typemodel.compact`.
 """
 
 from __future__ import annotations
