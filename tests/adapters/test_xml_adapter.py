@@ -721,3 +721,13 @@ def test_streamed_values_equal_the_json_written_answer_too() -> None:
     during, at_end, reading = stream(QA, [text[:5], text[5:]])
     assert reading == {"reasoning": "r", "answer": 2}
     check(during + at_end, reading, QA)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("key", ["think", "THINKING", "Thinking"])
+def test_a_dict_key_named_like_a_draft_tag_is_written_as_an_entry(key: str) -> None:
+    # As a tag it would read as a reasoning draft (<think>...</think>) and be set aside.
+    sig = "q -> d: dict[str, int]"
+    record = XML.format_finetune_data(sig, [], {"q": "x"}, {"d": {key: 0, "a": 1}})
+    text = record["messages"][-1]["content"]
+    assert f'<entry key="{key}">0</entry>' in text
+    assert XML.parse(sig, text) == {"d": {key: 0, "a": 1}}

@@ -209,6 +209,43 @@ JSON_CASES = [
         '<think>Maybe {"answer": 5}? No.</think>\n{"reasoning": "Simple sum.", "answer": 4}',
         REASON_OK,
     ),
+    # -- the model runs on after its answer -------------------------------------------------
+    # An answer, then an invented tool observation or a new turn, then another object: the
+    # later one is the model continuing a transcript it was not asked to write.
+    Case(
+        "json-runaway-observation",
+        "qa",
+        '{"answer": 42}\nObservation: the calculator returned 41.\nThought: I should use '
+        'the tool\'s value.\n{"answer": 41}',
+        {"answer": 42},
+    ),
+    Case(
+        "json-runaway-new-turn",
+        "triage",
+        '{"category": "billing", "urgency": 4, "needs_human": true}\n\nUser: Are you sure '
+        'it is billing?\nAssistant: {"category": "bug", "urgency": 2, "needs_human": false}',
+        TRIAGE_OK,
+    ),
+    Case(
+        "json-runaway-template-token",
+        "reason",
+        '```json\n{"reasoning": "Simple sum.", "answer": 4}\n```<|im_end|>\n<|im_start|>user\n'
+        'Now 3+3?<|im_end|>\n<|im_start|>assistant\n{"reasoning": "Again.", "answer": 6}',
+        REASON_OK,
+    ),
+    Case(
+        "json-runaway-tool-result",
+        "qa",
+        '{"answer": 7}\n**Tool result:** {"answer": 8}',
+        {"answer": 7},
+    ),
+    # Without a new turn between them, a later object still corrects an earlier one.
+    Case(
+        "json-correction-after-prose",
+        "qa",
+        '{"answer": 41}\nWait, I mis-added. Corrected:\n{"answer": 42}',
+        {"answer": 42},
+    ),
     # -- typed values inside JSON ------------------------------------------------------------
     Case("json-int-as-string", "qa", '{"answer": "42"}', {"answer": 42}),
     Case("json-int-with-unit", "qa", '{"answer": "30 items"}', {"answer": 30}),
@@ -257,6 +294,13 @@ JSON_CASES = [
         {"score": 0.8, "label": "pos"},
     ),
     # -- must fail ---------------------------------------------------------------------------
+    Case(
+        "json-fail-runaway-completes-the-answer",
+        "triage",
+        '{"category": "billing", "urgency": 4}\nObservation: the CRM says a human is needed.\n'
+        '{"category": "billing", "urgency": 4, "needs_human": true}',
+        error=["needs_human"],
+    ),
     Case(
         "json-fail-truncated-string",
         "summary",

@@ -319,20 +319,42 @@ def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) ->
 
 _NOT_WRAPPERS = frozenset({"properties", "$defs", "definitions", "items", "schema"})
 
+# A line that starts a turn the model was not asked to write: an invented tool observation
+# or result, a new user or assistant turn, or a chat template's turn token. After an answer,
+# it means the model ran on (ReAct-style loops, base models continuing a transcript).
+_RUNAWAY = re.compile(
+    r"^[ \t>*#_]*(?:observation|user|human|assistant|system|tool(?:[ _](?:output|result))?"
+    r"|function(?:[ _](?:output|result))?)[ \t*_]*:"
+    r"|<\|(?:im_start|im_end|user|assistant|system|end|eot_id|start_header_id|endoftext)\|>"
+    r"|\[INST\]",
+    re.IGNORECASE | re.MULTILINE,
+)
+
 
 def find_json(text: str, outputs: Iterable[str]) -> Found | None:
     """The JSON object in the text that best fits the outputs; ``None`` if none fits.
 
     Several objects (an echoed schema or input before the answer) are weighed by how many
-    output names they hold; a wrapper such as ``{"output": {...}}`` is opened; keys match
-    the outputs whatever their case or separators. An object the text cuts off marks the
-    output it was writing as cut off.
+    output names they hold, the later winning a tie; a wrapper such as ``{"output":
+    {...}}`` is opened; keys match the outputs whatever their case or separators. An object
+    the text cuts off marks the output it was writing as cut off.
+
+    Once an object that names an output has been read, a line that starts a turn the model
+    was not asked for (an invented ``Observation:`` or tool result, a new ``User:`` or
+    ``Assistant:`` turn, a chat template's turn token) ends the answer: objects after it
+    are the model running on, and are never read in its place.
     """
     output_list = list(outputs)
     by_norm = {norm(n): n for n in output_list}
     best: tuple[int, Found] | None = None
-    for obj, complete in _objects(strip_fence(text), tuple(by_norm)):
+    text = strip_fence(text)
+    answered = -1  # where the last object naming an output ends
+    for obj, complete, start, end in _objects(text, tuple(by_norm)):
+        if answered != -1 and _RUNAWAY.search(text, answered, start):
+            break
         found, score = _fit(obj, by_norm)
+        if score:
+            answered = end
         if complete is not None:
             # Cut off: only members before the last top-level comma are whole. Any other
             # output may have been about to be written, so none is defaulted or completed.
@@ -367,11 +389,12 @@ def _matched_keys(obj: Mapping[Any, Any], by_norm: Mapping[str, str]) -> dict[An
 
 def _objects(
     text: str, names: tuple[str, ...]
-) -> list[tuple[dict[Any, Any], dict[Any, Any] | None]]:
+) -> list[tuple[dict[Any, Any], dict[Any, Any] | None, int, int]]:
     """Every top-level ``{...}`` in the text that may name an output, decoded.
 
     Each comes with ``None`` when it is closed, or, when the text cuts it off, with the
-    members that were complete (those before its last top-level comma).
+    members that were complete (those before its last top-level comma); then where it
+    starts and ends in the text.
 
     A chunk whose text spells none of the outputs' ``names`` (normalized; see `_spellings`)
     can give no output, and neither can a chunk inside it: it is passed over whole, not
@@ -384,11 +407,11 @@ def _objects(
         except ValueError:
             whole = None
         if isinstance(whole, dict):
-            return [(whole, None)]
+            return [(whole, None, 0, len(text))]
     spellings = _spellings(names)
     if spellings is not None and not _may_name(text, spellings):
         return []  # every chunk is part of the text: none can name an output
-    found: list[tuple[dict[Any, Any], dict[Any, Any] | None]] = []
+    found: list[tuple[dict[Any, Any], dict[Any, Any] | None, int, int]] = []
     position = 0
     # A chunk that cannot be read is searched for objects inside it, which json-repair (the
     # costly step) then reads again. Such rereading is limited to the length of the text in
@@ -425,7 +448,7 @@ def _objects(
                 # The complete members are read from their own exact text: json-repair's
                 # reading of a cut-off object may differ even in members before the cut.
                 obj = {**obj, **complete}
-            found.append((obj, complete))
+            found.append((obj, complete, start, end + 1 if end != -1 else len(text)))
         if end == -1:
             return found
         position = end + 1 if obj is not None else start + 1

@@ -170,8 +170,15 @@ _TAG_WAIT = 2000
 
 
 def is_tag_name(name: str) -> bool:
-    """Whether a dict key can be written as a tag name (others use ``<entry key="...">``)."""
-    return _NAME_RE.fullmatch(name) is not None
+    """Whether a dict key can be written as a tag name (others use ``<entry key="...">``).
+
+    ``think`` and ``thinking`` (any case) cannot: ``<think>`` is a reasoning draft's tag,
+    which every reading sets aside before looking for the answer.
+    """
+    return _NAME_RE.fullmatch(name) is not None and name.lower() not in _DRAFT_TAGS
+
+
+_DRAFT_TAGS = frozenset({"think", "thinking"})
 
 
 class Node(NamedTuple):
