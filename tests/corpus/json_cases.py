@@ -209,6 +209,38 @@ JSON_CASES = [
         '<think>Maybe {"answer": 5}? No.</think>\n{"reasoning": "Simple sum.", "answer": 4}',
         REASON_OK,
     ),
+    # -- cut off after a complete value: only the object's closing brace is missing -------
+    Case(
+        "json-cut-only-brace-missing",
+        "triage",
+        '{"category": "billing", "urgency": 4, "needs_human": true',
+        TRIAGE_OK,
+    ),
+    Case(
+        "json-cut-after-closed-list",
+        "extract",
+        '{"count": 2, "names": ["Al", "Bo"]',
+        {"names": ["Al", "Bo"], "count": 2},
+    ),
+    Case(
+        "json-cut-after-string-in-fence",
+        "reason",
+        '```json\n{"answer": 4, "reasoning": "Simple sum."\n```',
+        REASON_OK,
+    ),
+    # -- a stray opening brace before the answer ---------------------------------------------
+    Case(
+        "json-stray-brace-line",
+        "reason",
+        '{\n{"reasoning": "Simple sum.", "answer": 4}',
+        REASON_OK,
+    ),
+    Case(
+        "json-stray-brace-before-fence",
+        "triage",
+        '{\n```json\n{"category": "billing", "urgency": 4, "needs_human": true}\n```',
+        TRIAGE_OK,
+    ),
     # -- the model runs on after its answer -------------------------------------------------
     # An answer, then an invented tool observation or a new turn, then another object: the
     # later one is the model continuing a transcript it was not asked to write.
@@ -294,6 +326,24 @@ JSON_CASES = [
         {"score": 0.8, "label": "pos"},
     ),
     # -- must fail ---------------------------------------------------------------------------
+    Case(
+        "json-fail-cut-inside-list",
+        "extract",
+        '{"count": 2, "names": ["Al", "Bo"',
+        error=["names"],
+    ),
+    Case(
+        "json-fail-cut-after-number",
+        "triage",
+        '{"category": "billing", "needs_human": true, "urgency": 4',
+        error=["urgency"],
+    ),
+    Case(
+        "json-fail-stray-brace-then-cut",
+        "reason",
+        '{\n{"reasoning": "Simple sum.", "answer": 4',
+        error=["answer"],
+    ),
     Case(
         "json-fail-runaway-completes-the-answer",
         "triage",

@@ -78,5 +78,35 @@ def scan_brackets(text: str, start: int) -> tuple[int, int]:
     return -1, last_comma
 
 
+def open_brackets(text: str, start: int = 0) -> str | None:
+    """The brackets still open at the end of strict JSON text, outermost first.
+
+    ``None`` when the text ends inside a string, a closer does not pair, or the nesting is
+    deeper than `MAX_DEPTH`. Only double quotes open strings, as in JSON.
+    """
+    openers: list[str] = []
+    in_string = False
+    i = start
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            openers.append(ch)
+            if len(openers) > MAX_DEPTH:
+                return None
+        elif ch in "}]" and (not openers or openers.pop() != _OPENER[ch]):
+            return None
+        i += 1
+    return None if in_string else "".join(openers)
+
+
 def _between_letters(text: str, i: int) -> bool:
     return text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum()

@@ -9,12 +9,13 @@ template (``{answer}``) is no value, and JSON cut off mid-value is reported as c
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from structio._util.scan import scan_brackets, strip_fence
+from structio._util.scan import open_brackets, scan_brackets, strip_fence
 from structio.parsing.decode import decode_json, decode_object
 
 __all__ = [
@@ -433,6 +434,12 @@ def _objects(
                 return found
             position = end + 1
             continue
+        if end == -1 and _STRAY_BRACE.match(text, start):
+            position = start + 1  # `{` on its own before the answer: it opens nothing
+            continue
+        if end == -1 and (closed := _only_brace_missing(chunk)) is not None:
+            found.append((closed, None, start, len(text)))
+            return found
         nested = start <= failed_until
         repair = not nested or len(chunk) <= rereading
         if nested and repair:
@@ -452,6 +459,32 @@ def _objects(
         if end == -1:
             return found
         position = end + 1 if obj is not None else start + 1
+
+
+# A brace, then (across blank space and maybe a fence line) another: the first opens nothing.
+_STRAY_BRACE = re.compile(r"\{\s*(?:```[\w-]*[ \t]*\n\s*)?\{")
+# How a complete JSON value can end: a string's closing quote, a closed list or object, or
+# a literal. A number cannot tell: `2` may be the start of `25`.
+_CLOSED_END = re.compile(r'(?:["\]}]|\btrue|\bfalse|\bnull)\Z')
+_CLOSING_FENCE = re.compile(r"\s*(?:```\s*)?\Z")
+
+
+def _only_brace_missing(chunk: str) -> dict[Any, Any] | None:
+    """The object, when the text stops after a complete member and lacks only its last ``}``.
+
+    Every value is then whole (a string closed, a list or inner object closed, a literal),
+    so nothing is completed but the object itself. A cut inside a value (an open string,
+    list or inner object, or a number that may have gone on) is not read here.
+    """
+    end = _CLOSING_FENCE.search(chunk)
+    body = chunk[: end.start()] if end else chunk
+    if not _CLOSED_END.search(body) or open_brackets(body) != "{":
+        return None
+    try:
+        value = json.loads(body + "}")
+    except ValueError:  # not strict JSON once closed: the usual reading decides
+        return None
+    return value if isinstance(value, dict) else None
 
 
 # A key is spelled in the text of its chunk: its letters and digits are there in order, with
