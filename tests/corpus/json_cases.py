@@ -241,6 +241,21 @@ JSON_CASES = [
         '{\n```json\n{"category": "billing", "urgency": 4, "needs_human": true}\n```',
         TRIAGE_OK,
     ),
+    # -- the prompt's structure echoed, `{field}` unfilled ------------------------------------
+    Case(
+        "json-answer-then-template-echo",
+        "reason",
+        '{"reasoning": "Simple sum.", "answer": 4}\n\nAs requested, in the format '
+        '{"reasoning": "{reasoning}", "answer": "{answer}"}',
+        REASON_OK,
+    ),
+    Case(
+        "json-template-echo-then-answer",
+        "address",
+        '{\n  "zip_code": "{zip_code}",\n  "city": "{city}"\n}\n\n'
+        '{\n  "zip_code": "75001",\n  "city": "Paris"\n}',
+        {"zip_code": "75001", "city": "Paris"},
+    ),
     # -- the model runs on after its answer -------------------------------------------------
     # An answer, then an invented tool observation or a new turn, then another object: the
     # later one is the model continuing a transcript it was not asked to write.
@@ -326,6 +341,12 @@ JSON_CASES = [
         {"score": 0.8, "label": "pos"},
     ),
     # -- must fail ---------------------------------------------------------------------------
+    Case(
+        "json-fail-placeholder-unfilled",
+        "summary",
+        '```json\n{"summary": "{summary}"}\n```',
+        error=["summary"],
+    ),
     Case(
         "json-fail-cut-inside-list",
         "extract",

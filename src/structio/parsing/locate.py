@@ -109,8 +109,7 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
             if name not in output_set or name in found.texts or (prefer_strong and not strong):
                 continue
             value = _section_text(body)
-            placeholder = _PLACEHOLDER.match(value.strip())
-            if placeholder and norm(placeholder.group(1)) == norm(name):
+            if _is_placeholder(value, name):
                 continue  # the structure echoed from the system message, not a value
             found.texts[name] = value
             if not strong:
@@ -316,6 +315,12 @@ def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) ->
     return found
 
 
+def _is_placeholder(value: str, name: str) -> bool:
+    """Whether ``value`` is output ``name``'s placeholder from the prompt (``{name}``)."""
+    placeholder = _PLACEHOLDER.match(value.strip())
+    return placeholder is not None and norm(placeholder.group(1)) == norm(name)
+
+
 # -- JSON objects ---------------------------------------------------------------------------
 
 _NOT_WRAPPERS = frozenset({"properties", "$defs", "definitions", "items", "schema"})
@@ -368,7 +373,10 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
 
 def _fit(obj: dict[Any, Any], by_norm: Mapping[str, str]) -> tuple[Found, int]:
     matched = _matched_keys(obj, by_norm)
-    found = Found(texts={by_norm[norm(str(k))]: obj[k] for k in matched}, how="JSON")
+    texts = {name: obj[key] for key, name in matched.items()}
+    # `"answer": "{answer}"` is the prompt's structure echoed, not a value: as if absent.
+    texts = {n: v for n, v in texts.items() if not (isinstance(v, str) and _is_placeholder(v, n))}
+    found = Found(texts=texts, how="JSON")
     score = len(found.texts)
     for key, value in obj.items():
         if isinstance(value, dict) and str(key) not in _NOT_WRAPPERS:
