@@ -8,6 +8,7 @@ line-by-line readers they replace are kept here as the definition of what each m
 from __future__ import annotations
 
 import re
+import string
 
 import pytest
 from hypothesis import given, settings
@@ -36,24 +37,39 @@ _THINK_ANY = re.compile(r"</?think", re.IGNORECASE)
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
 
 
+def _starts_its_line(text: str, start: int) -> bool:
+    line = text[:start].rsplit("\n", 1)[-1]
+    return line.strip(" \t") == ""
+
+
+def _ends_its_line(text: str, end: int) -> bool:
+    rest = text[end:].split("\n", 1)[0]
+    glued = rest[:1] == "<" and rest[1:2] in set(string.ascii_letters + "/")
+    return rest.strip(" \t\r") == "" or glued or rest.startswith(("[[", "{", "```"))
+
+
 def clean_by_tags(completion: str) -> str:
+    """`clean`, tag by tag: a draft opens at a line's start; a lone close starts or ends one."""
     if _THINK_ANY.search(completion) is None:
         return strip_fence(completion.strip()).strip()
     kept: list[str] = []
     position = 0
-    draft_start: int | None = None
+    in_draft = False
     for tag in _THINK_TAG.finditer(completion):
         closing = tag.group(1) == "/"
-        if draft_start is None and not closing:
+        if in_draft:
+            if closing:
+                in_draft = False
+                position = tag.end()
+        elif not closing and _starts_its_line(completion, tag.start()):
             kept.append(completion[position : tag.start()])
-            draft_start = tag.start()
-        elif draft_start is not None and closing:
-            draft_start = None
-            position = tag.end()
-        elif closing:
+            in_draft = True
+        elif closing and (
+            _starts_its_line(completion, tag.start()) or _ends_its_line(completion, tag.end())
+        ):
             kept = []
             position = tag.end()
-    if draft_start is None:
+    if not in_draft:
         kept.append(completion[position:])
     return strip_fence("".join(kept).strip()).strip()
 
@@ -146,6 +162,7 @@ def labels_by_lines(text: str, names: list[str], outputs: dict[str, bool]) -> Fo
 
 TAG_PIECES = ["<think>", "</think>", "<thinking>", "</THINKING>", "<Think>", "<think", "</"]
 TAG_PIECES += ["think>", "x", "\n", " ", "```", "```json\n", "İ", "[[ ## answer ## ]]\n"]
+TAG_PIECES += ["<a>", "{", '"', "[", "\t"]
 
 
 @given(st.lists(st.sampled_from(TAG_PIECES), max_size=16).map("".join))

@@ -325,11 +325,30 @@ def test_finish_gives_the_rest_of_a_text_and_a_reread_when_it_disagrees() -> Non
 
 def test_think_filter_holds_a_split_tag() -> None:
     f = ThinkFilter()
-    assert f.feed("a<thi") == ("a", False)
+    assert f.feed("a\n<thi") == ("a\n", False)
     assert f.feed("nk>b</th") == ("", False)
     assert f.feed("ink>c<") == ("c", False)
     assert f.feed("d") == ("<d", False)
-    assert f.feed("x</think>y") == ("y", True)  # a close without an open: all before is void
+    # A close without an open, starting its line: all before is void.
+    assert f.feed("x\n</think>y") == ("y", True)
+
+
+def test_think_filter_reads_a_tag_in_the_middle_of_a_line_as_text() -> None:
+    f = ThinkFilter()
+    assert f.feed('{"tags": ["<think>", "</think>"') == ('{"tags": ["<think>", "</think>"', False)
+    assert f.feed("]}") == ("]}", False)
+
+
+def test_think_filter_waits_to_see_whether_a_close_ends_its_line() -> None:
+    f = ThinkFilter()
+    assert f.feed("draft</think>  ") == ("draft", False)
+    assert f.feed("\nanswer") == ("  \nanswer", True)  # blanks are stripped by the readers
+    g = ThinkFilter()
+    assert g.feed("see </think>") == ("see ", False)
+    assert g.feed(" for details") == ("</think> for details", False)
+    h = ThinkFilter()
+    assert h.feed("draft</think>") == ("draft", False)
+    assert h.feed("[[ ## answer ## ]]") == ("[[ ## answer ## ]]", True)
 
 
 def test_events_are_values() -> None:

@@ -277,50 +277,107 @@ def _partial_tag(text: str) -> int:
 class ThinkFilter:
     """The text of a stream without its reasoning drafts, as `clean` sets them aside.
 
-    ``<think>...</think>`` (or ``<thinking>``) is dropped; a tag split across pieces is
-    held until it is whole. A closing tag without its opening one (the chat template wrote
-    the opening) means all before it was a draft: `feed` then says so (``reset``).
+    ``<think>...</think>`` (or ``<thinking>``) at the start of a line is dropped; a tag
+    split across pieces is held until it is whole. A closing tag without its opening one
+    (the chat template wrote the opening), at the start or end of a line, means all before
+    it was a draft: `feed` then says so (``reset``). A tag in the middle of a line is text.
     """
 
     def __init__(self) -> None:
         self.inside = False
         self._held = ""
+        self._line_start = True  # whether the text not yet read starts a line
 
     def feed(self, piece: str) -> tuple[str, bool]:
         """The visible text of the next piece, and whether all visible text before is void."""
         text = self._held + piece
         self._held = ""
         if "<" not in text and not self.inside:  # the usual piece
+            self._line_start = _starts_line(text, len(text), self._line_start)
             return text, False
         visible: list[str] = []
         reset = False
-        position = 0
+        position = 0  # where the text not yet given or dropped starts
+        search = 0  # where the next tag is looked for
         while True:
             pattern = _CLOSE if self.inside else _TAG
-            tag = pattern.search(text, position)
+            tag = pattern.search(text, search)
             if tag is None:
-                rest = text[position:]
-                partial = _partial_tag(rest)
-                if partial != -1:
-                    self._held = rest[partial:]
-                    rest = rest[:partial]
+                partial = _partial_tag(text[search:])
+                held_from = len(text) if partial == -1 else search + partial
+                self._held = text[held_from:]
                 if not self.inside:
-                    visible.append(rest)
-                return "".join(visible), reset
-            if self.inside:
+                    visible.append(text[position:held_from])
+                break
+            if self.inside:  # the first closing tag ends the draft, wherever it is
                 self.inside = False
-            elif tag.group(1):  # a close without an open: what came before was the draft
-                visible = []
+                position = search = tag.end()
+                continue
+            at_start = _starts_line(text, tag.start(), self._line_start)
+            if not tag.group(1):  # an opening tag
+                if at_start:
+                    visible.append(text[position : tag.start()])
+                    self.inside = True
+                    position = tag.end()
+                search = tag.end()
+                continue
+            ends = True if at_start else _ends_draft(text, tag.end())
+            if ends:
+                visible = []  # a close without an open: what came before was the draft
                 reset = True
-            else:
+                position = search = tag.end()
+                continue
+            if ends is None:  # what follows it is not here yet: the next piece says
                 visible.append(text[position : tag.start()])
-                self.inside = True
-            position = tag.end()
+                self._held = text[tag.start() :]
+                break
+            search = tag.end()  # in the middle of a line: text
+        self._line_start = _starts_line(text, len(text) - len(self._held), self._line_start)
+        return "".join(visible), reset
 
     def flush(self) -> str:
         """Text held at the end of the stream (a ``<`` that began no tag)."""
         held, self._held = self._held, ""
         return "" if self.inside else held
+
+
+_GLUED_ANSWER = ("[[", "{", "```")
+_ELEMENT_STARTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/")
+
+
+def _ends_draft(text: str, end: int) -> bool | None:
+    """Whether a lone closing tag ending at ``end`` ends a draft, as `clean` decides.
+
+    It does when only blanks follow it to the end of its line, or when the answer's
+    structure is glued to it (``<x``, ``</``, ``[[``, ``{``, a fence); ``None`` when the
+    text after it is too short to say.
+    """
+    after = text[end:]
+    blanks = after.lstrip(" \t\r")
+    if blanks.startswith("\n"):
+        return True
+    if not blanks:
+        return None
+    if len(blanks) == len(after):  # glued to the tag
+        if after[0] == "<":
+            return None if len(after) == 1 else after[1] in _ELEMENT_STARTS
+        if after.startswith(_GLUED_ANSWER):
+            return True
+        if any(form.startswith(after) for form in _GLUED_ANSWER):
+            return None
+    return False
+
+
+def _starts_line(text: str, index: int, line_start: bool) -> bool:
+    """Whether ``text[index]`` starts a line (only blanks before it on its line).
+
+    ``line_start`` says whether ``text`` itself starts one. Only the blanks just before
+    ``index`` are looked at, so many tags on one long line cost no more than the line.
+    """
+    i = index
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    return text[i - 1] == "\n" if i > 0 else line_start
 
 
 class _Text:
