@@ -104,6 +104,8 @@ _LAZY = {
     "CallStartEvent": "structio.observe.events",
     "ParseErrorEvent": "structio.observe.events",
     "RetryEvent": "structio.observe.events",
+    # Provider batches: loaded with `Predict.submit_batch`, or when first named.
+    "BatchJob": "structio.batch",
 }
 
 
@@ -135,6 +137,7 @@ __all__ = [
     "BadRequestError",
     "BaseLM",
     "BatchError",
+    "BatchJob",
     "BulletedDict",
     "BulletedList",
     "CallEndEvent",

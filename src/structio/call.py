@@ -40,12 +40,15 @@ __all__ = [
     "Attempt",
     "Builder",
     "CallResult",
+    "PreparedCall",
     "Route",
     "StreamOut",
     "acall",
     "astream",
     "call",
     "check_retries",
+    "prepare",
+    "read_response",
     "stream",
 ]
 
@@ -345,6 +348,64 @@ def _read(request: _Request, response: LMResponse) -> CallResult:
     if route not in _ROUTES:
         route = "chat"  # a custom adapter's own format is reported as the "chat" route
     return CallResult(outputs, route, [response], request.truncation, limited)  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedCall:
+    """The first request of a call, prepared but not sent (for provider batch APIs).
+
+    Attributes:
+        messages: The chat messages the request sends (rendered, truncated if asked).
+        params: The call's request parameters with the adapter's own (``response_format``,
+            ``tools``...); the LM adds its parameters when it sends them
+            (``lm.request_params(params)``).
+    """
+
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    _request: _Request = dataclasses.field(repr=False, compare=False)
+
+
+def prepare(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_prompt_tokens: int | None = None,
+    truncation_step: TruncationStep = 0,
+) -> PreparedCall:
+    """The request `call` would send first, without sending it.
+
+    The same preparation as `call` (render, truncate to ``max_prompt_tokens``, the
+    adapter's request parameters, native tools), so a request sent another way (a
+    provider's batch API) is the very request of the online call.
+
+    Raises:
+        FormatError, TruncationError: As `call`.
+    """
+    request = _begin(
+        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, None
+    )
+    return PreparedCall(request.messages, dict(request.params), request)
+
+
+def read_response(prepared: PreparedCall, response: LMResponse) -> CallResult:
+    """Every choice of ``response`` read as `call` reads the answer to ``prepared``.
+
+    The adapter's fallback reads the same text again (ChatAdapter: as JSON) but no new
+    request is made: a completion neither can read raises.
+
+    Raises:
+        ParseError: A completion cannot be read (the adapter's own error).
+        ServerError: The response holds no choice.
+    """
+    try:
+        return _read(prepared._request, response)
+    except _UnreadableError as unreadable:
+        raise unreadable.error from None
 
 
 def _native_values(

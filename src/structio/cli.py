@@ -82,9 +82,17 @@ examples:
   structio run app.sigs:Triage rows.csv -o preds.jsonl --model openai/llama3.2 \\
       --api-base http://localhost:11434/v1 --concurrency 4
 
+  structio run app.sigs:Triage rows.jsonl -o preds.jsonl --model openai/gpt-4o-mini --batch
+
 Rerunning after an interruption skips the rows already in the output. Failed rows are
 listed in PREDICTIONS.errors.jsonl and retried by the next run. The API key comes from the
 provider's environment variable (OPENAI_API_KEY...).
+
+With --batch the rows go through the provider's batch API: the estimated cost is printed
+first, the provider's counts while it works, the cost at the end. The batches are recorded
+in PREDICTIONS.batch.json as soon as they exist: after Ctrl-C or a crash, the same command
+picks them up rather than paying twice. Failed rows (and rows of an expired batch) go to
+PREDICTIONS.errors.jsonl: rerun with or without --batch to retry them.
 """
 
 
@@ -230,6 +238,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--temperature", type=float)
     run.add_argument("--no-cache", action="store_true", help="do not use the response cache")
+    run.add_argument(
+        "--batch",
+        action="store_true",
+        help="send the rows through the provider's batch API (OpenAI: half price, answered "
+        "within 24h); rerun the same command to pick up batches after a stop",
+    )
+    run.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --batch: seconds between two status polls (default 30)",
+    )
+    run.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=50_000,
+        metavar="N",
+        help="with --batch: requests per batch (default 50,000, OpenAI's limit)",
+    )
     _adapter_and_demos(run)
     run.set_defaults(handler=_run)
     return parser
@@ -400,7 +428,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from structio.run import run_file
+    from structio.run import run_batch, run_file
 
     options: dict[str, Any] = {"cache": not args.no_cache, "transport": args.transport}
     if args.api_base:
@@ -413,7 +441,18 @@ def _run(args: argparse.Namespace) -> int:
         adapter=_adapter(args.adapter),
         demos=_demos(args.demos),
     )
-    summary = run_file(predict, args.data, args.output, concurrency=args.concurrency)
+    if args.batch:
+        if args.poll_interval < 0:
+            raise _CommandLineError(f"--poll-interval must be 0 or more, not {args.poll_interval}")
+        summary = run_batch(
+            predict,
+            args.data,
+            args.output,
+            poll_interval=args.poll_interval,
+            max_requests=args.batch_size,
+        )
+    else:
+        summary = run_file(predict, args.data, args.output, concurrency=args.concurrency)
     print(summary.report())
     return 1 if summary.failed else 0
 

@@ -17,7 +17,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from structio import call as calling
 from structio._demos import checked_demos, demo_from_data, demo_to_data
@@ -36,8 +36,17 @@ from structio.parsing.clean import drafts
 from structio.parsing.stream import StreamEvent
 from structio.rendering.prompt import Truncation, TruncationStep
 from structio.settings import resolve_adapter, resolve_lm
-from structio.signatures.signature import Signature, SignatureMeta, make_signature
+from structio.signatures.signature import (
+    Signature,
+    SignatureMeta,
+    from_portable,
+    make_signature,
+    portable,
+)
 from structio.streams import AsyncStream, Stream
+
+if TYPE_CHECKING:
+    from structio.batch import BatchJob
 
 __all__ = ["FORMAT_VERSION", "Predict", "Prediction", "check_name", "read_saved"]
 
@@ -307,6 +316,23 @@ class Predict:
     def lm_kwargs(self) -> dict[str, Any]:
         """The former name of `params`."""
         return self.params
+
+    # -- pickling ---------------------------------------------------------------------------
+    #
+    # A Predict travels to worker processes (multiprocessing, Ray, Spark): its signature, demos,
+    # adapter, LM and options, each pickling itself (the LM without its history or clients).
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes to pickle; the signature as `portable` makes it for any pickler."""
+        state = dict(self.__dict__)
+        state["signature"] = portable(self.signature)
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        """Restore a pickled (or copied) Predict."""
+        attrs = dict(state)
+        attrs["signature"] = from_portable(attrs["signature"])
+        self.__dict__.update(attrs)
 
     def __repr__(self) -> str:
         named = f", name={self.name!r}" if self.name else ""
@@ -716,6 +742,75 @@ class Predict:
         if fatal:  # the last calls ended it
             raise fatal[0]
         return _finish_batch(results, return_exceptions)
+
+    def submit_batch(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        state: str | os.PathLike[str] | None = None,
+        adapter: Adapter | None = None,
+        lm: BaseLM | None = None,
+        params: Mapping[str, Any] | None = None,
+        max_requests: int = 50_000,
+        max_bytes: int = 200 * 1024 * 1024,
+        progress: bool = True,
+    ) -> BatchJob[Prediction]:
+        """Submit ``rows`` to the provider's batch API (half price at OpenAI, within 24h).
+
+        Each row is one request, exactly the one a call would send (``custom_id``: the
+        row's number, from 1); rows answered in the response cache are read from it and
+        not sent. The estimated cost is printed first (with ``progress``). Answers are read
+        as a call reads them (ChatAdapter's JSON re-read included), but no second request is
+        made: a row whose answer cannot be read fails. Re-asking (``max_retries``) does not
+        apply.
+
+        Example:
+            >>> job = triage.submit_batch([{"ticket": t} for t in tickets])  # doctest: +SKIP
+            >>> job.wait(poll_interval=60)                                  # doctest: +SKIP
+            >>> predictions = job.results()  # a Prediction or an exception per row
+
+        Args:
+            rows: One dict of inputs per request.
+            state: A file to record the batches in as soon as each exists: a job submitted
+                again with the same file (after Ctrl-C or a crash) polls those batches
+                rather than paying for them twice. Removed when every batch has been read.
+            adapter: The adapter for these calls; by default the predictor's.
+            lm: The model; by default the predictor's or the configured one. It must be an
+                `LM` of a provider with a batch API (see the README).
+            params: Request parameters for every row.
+            max_requests: Requests per batch; more rows make several batches.
+            max_bytes: Bytes per batch's request file.
+            progress: Print the estimate, the provider's counts and the cost to stderr.
+
+        Raises:
+            ConfigurationError: The model has no batch API structio can reach, a row is not
+                a dict, or ``state`` belongs to another model or signature.
+            LMError: The provider refused the upload or the batch.
+        """
+        from structio.batch import BatchCall, BatchLimits, submit
+
+        items = list(rows)
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise _not_a_dict(index, item)
+        chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, None)
+        call = BatchCall(
+            chosen_adapter,
+            chosen_lm,
+            self.signature,
+            self.demos,
+            merged,
+            self.max_prompt_tokens,
+            self.truncation_step,
+        )
+        return submit(
+            call,
+            {number: dict(item) for number, item in enumerate(items, 1)},
+            wrap=Prediction.from_result,
+            state=None if state is None else pathlib.Path(state),
+            limits=BatchLimits(max_requests, max_bytes),
+            progress=progress,
+        )
 
     async def abatch(
         self,

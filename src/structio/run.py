@@ -4,17 +4,22 @@ Each finished row is appended (and flushed) as ``{"line": n, "inputs": {...}, "o
 {...}}``, ``line`` being the row's line in the data file. A rerun reads the file, skips the
 rows already there (and drops a last line cut off by a crash), and does the rest. Rows that
 fail go to ``<output>.errors.jsonl`` (rewritten each run) with the error, so none is lost.
+
+`run_batch` does the same through the provider's batch API (``structio run --batch``): the
+same output and errors files, so either kind of run picks up where the other stopped, and
+``<output>.batch.json`` records the batches until they have been read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from structio._util.data import jsonable
 from structio._util.files import read_jsonl
@@ -22,7 +27,10 @@ from structio._util.progress import Progress
 from structio.finetune import Problem, read_examples
 from structio.predict import Predict, Prediction
 
-__all__ = ["RunSummary", "errors_path", "run_file"]
+if TYPE_CHECKING:
+    from structio.batch import Outcome
+
+__all__ = ["RunSummary", "errors_path", "run_batch", "run_file"]
 
 
 @dataclass
@@ -33,6 +41,8 @@ class RunSummary:
     done: int = 0
     already_done: int = 0
     failed: list[tuple[int, str]] = field(default_factory=list)
+    #: What the batches cost, for a batch run (``--batch``).
+    cost_line: str | None = None
 
     def report(self) -> str:
         """One line per fact, then the first failures."""
@@ -40,8 +50,13 @@ class RunSummary:
             f"{self.done:,} rows predicted, {self.already_done:,} already in {self.output}, "
             f"{len(self.failed):,} failed"
         ]
+        if self.cost_line:
+            lines.append(self.cost_line)
         if self.failed:
-            lines.append(f"failed rows are in {errors_path(self.output)}; rerun to retry them:")
+            lines.append(
+                f"failed rows are in {errors_path(self.output)}; rerun to retry them "
+                "(online, or with --batch in a new batch):"
+            )
             lines.extend(f"  line {line}: {error}" for line, error in self.failed[:10])
         return "\n".join(lines)
 
@@ -139,6 +154,100 @@ def run_file(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+        _write_errors(out, summary.failed)
+    return summary
+
+
+def run_batch(
+    predict: Predict,
+    data: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    output: str | os.PathLike[str],
+    *,
+    poll_interval: float = 30.0,
+    max_requests: int = 50_000,
+    max_bytes: int = 200 * 1024 * 1024,
+    progress: bool = True,
+) -> RunSummary:
+    """`run_file` through the provider's batch API: submit, wait, write every answer.
+
+    The rows already in ``output`` are not sent; neither are rows answered in the response
+    cache (they are written at once). The batches are recorded in ``<output>.batch.json``
+    (`structio.batch.state_path`) as soon as each exists, so a run stopped while waiting
+    (Ctrl-C, a crash) is picked up by the same command: it polls the same batches, and
+    creates the batch of a file uploaded just before the stop, without paying twice. Each
+    answer is written to ``output`` in `run_file`'s format as its batch is read; failed rows
+    (unreadable answers, provider errors, rows of an expired or failed batch) go to
+    ``<output>.errors.jsonl``, for a rerun with or without batches.
+
+    Raises:
+        ConfigurationError: The model has no batch API structio can reach, or the state file
+            belongs to another model or signature.
+        LMError: The provider refused an upload or a batch.
+    """
+    from structio.batch import BatchCall, BatchLimits, state_path, submit
+
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    summary = RunSummary(out)
+    done = done_lines(out)
+    inputs_of = predict.signature.input_fields
+    rows: dict[int, dict[str, Any]] = {}
+    for line, values in read_examples(data, predict.signature):
+        if line in done:
+            summary.already_done += 1
+        elif isinstance(values, Problem):
+            summary.failed.append((line, values.message))
+        else:
+            rows[line] = {k: v for k, v in values.items() if k in inputs_of and v is not None}
+    adapter, lm, params = predict._resolve(None, None, None, None)
+    call = BatchCall(
+        adapter,
+        lm,
+        predict.signature,
+        predict.demos,
+        params,
+        predict.max_prompt_tokens,
+        predict.truncation_step,
+    )
+    try:
+        with out.open("a", encoding="utf-8") as handle:
+
+            def write(line: int, inputs: Mapping[str, Any], outcome: Outcome) -> None:
+                if isinstance(outcome, BaseException):
+                    summary.failed.append((line, f"{type(outcome).__name__}: {outcome}"))
+                    return
+                prediction = Prediction.from_result(outcome)
+                record = {
+                    "line": line,
+                    "inputs": jsonable(inputs),
+                    "outputs": jsonable(prediction.to_dict()),
+                }
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.flush()  # written at once: a stop later keeps it
+                summary.done += 1
+
+            job = submit(
+                call,
+                rows,
+                wrap=Prediction.from_result,
+                state=state_path(out),
+                limits=BatchLimits(max_requests, max_bytes),
+                on_result=write,
+                keep=False,
+                progress=progress,
+            )
+            try:
+                job.wait(poll_interval=poll_interval)
+            except KeyboardInterrupt:
+                if progress:
+                    print(
+                        f"structio batch: the batches keep running at the provider; run the "
+                        f"same command again to pick them up ({state_path(out)})",
+                        file=sys.stderr,
+                    )
+                raise
+            summary.cost_line = job.report()
+    finally:
         _write_errors(out, summary.failed)
     return summary
 

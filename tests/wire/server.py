@@ -2,11 +2,19 @@
 
 It runs in a background thread on a real socket. Tests script its replies (text, status,
 headers, delays, malformed bodies) and read back every request it received.
+
+It also serves OpenAI's batch API: ``POST /v1/files`` (a multipart upload),
+``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}`` and
+``POST /v1/batches/{id}/cancel``. How each batch goes is scripted by a `BatchPlan` (its
+states, one per poll, and how it ends); its requests are answered by the same reply logic
+as a chat request (the script of `Reply` objects, then ``handler`` or ``default``).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -93,17 +101,54 @@ class StreamLog:
 
 @dataclass
 class Request:
-    """One request the server received."""
+    """One request the server received (or one request line of a batch it ran)."""
 
     body: dict[str, Any]
     headers: dict[str, str]
     started: float
     path: str
+    method: str = "POST"
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = self.body["messages"]
         return messages
+
+
+#: The states a batch goes through when nothing else is scripted.
+COMPLETED = ("validating", "in_progress", "finalizing", "completed")
+
+
+@dataclass
+class BatchPlan:
+    """How the server runs one batch.
+
+    ``statuses`` are the states the batch reports: the first at its creation, then one
+    more at each poll, staying at the last. The requests are answered once the batch
+    leaves ``validating``; a reply whose status is not 200 puts the request in the error
+    file. A last state of ``expired`` or ``cancelled`` answers only the first ``answered``
+    requests (the rest go to the error file, as OpenAI reports unrun requests); ``failed``
+    answers none and reports ``errors`` as the batch's own.
+    """
+
+    statuses: tuple[str, ...] = COMPLETED
+    answered: int = 0
+    errors: tuple[str, ...] = ("the input file is invalid",)
+
+
+@dataclass
+class _Batch:
+    id: str
+    input_file_id: str
+    plan: BatchPlan
+    step: int = 0
+    ran: bool = False
+    total: int = 0
+    ok: int = 0
+    failed: int = 0
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    problems: list[str] = field(default_factory=list)
 
 
 class OpenAIServer:
@@ -123,6 +168,15 @@ class OpenAIServer:
         self.max_in_flight = 0
         #: One entry per streamed reply, in the order they started.
         self.streams: list[StreamLog] = []
+        #: Uploaded files by id: their bytes.
+        self.files: dict[str, bytes] = {}
+        #: How the next batches go, one plan per batch created; then ``batch_plan``.
+        self.batch_plans: deque[BatchPlan] = deque()
+        self.batch_plan = BatchPlan()
+        #: The request lines of every batch run, as the server answered them.
+        self.batch_requests: list[Request] = []
+        self._batches: dict[str, _Batch] = {}
+        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -145,6 +199,163 @@ class OpenAIServer:
         """Queue replies, used one per request in order."""
         self.script.extend(replies)
 
+    def count(self, method: str, path: str) -> int:
+        """How many requests of ``method`` went to ``path`` (a ``{id}`` part matches any)."""
+        pattern = re.compile(re.escape(path).replace(re.escape("{id}"), r"[^/]+") + "$")
+        return sum(1 for r in self.requests if r.method == method and pattern.match(r.path))
+
+    def batch(self, batch_id: str) -> dict[str, Any]:
+        """The batch object the server would send for ``batch_id`` now (no state changes)."""
+        with self._lock:
+            return self._batch_object(self._batches[batch_id])
+
+    # -- the batch API ----------------------------------------------------------------------
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}-{next(self._ids)}"
+
+    def _create_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        file_id = body.get("input_file_id")
+        with self._lock:
+            if file_id not in self.files:
+                return 404, _error_body(f"no such file: {file_id}")
+            plan = self.batch_plans.popleft() if self.batch_plans else self.batch_plan
+            batch = _Batch(self._new_id("batch"), str(file_id), plan)
+            if body.get("endpoint") != "/v1/chat/completions":
+                batch.problems.append(f"endpoint {body.get('endpoint')!r} is not served")
+            if body.get("completion_window") != "24h":
+                batch.problems.append("completion_window must be 24h")
+            self._batches[batch.id] = batch
+            return 200, self._batch_object(batch)
+
+    def _retrieve_batch(self, batch_id: str, *, cancel: bool = False) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+        if batch is None:
+            return 404, _error_body(f"no such batch: {batch_id}")
+        if cancel:
+            batch.plan = BatchPlan(("cancelling", "cancelled"), answered=0)
+            batch.step = 0
+        else:
+            batch.step = min(batch.step + 1, len(batch.plan.statuses) - 1)
+        if batch.plan.statuses[batch.step] != "validating" and not batch.ran:
+            self._run(batch)
+        with self._lock:
+            return 200, self._batch_object(batch)
+
+    def _run(self, batch: _Batch) -> None:
+        """Answer the batch's requests as its plan says, writing its output and error files."""
+        batch.ran = True
+        lines = [json.loads(raw) for raw in self.files[batch.input_file_id].splitlines() if raw]
+        batch.total = len(lines)
+        ids = [line.get("custom_id") for line in lines]
+        if len(set(ids)) != len(ids):
+            batch.problems.append("custom_id values must be unique")
+        for line in lines:
+            if line.get("method") != "POST" or line.get("url") != "/v1/chat/completions":
+                batch.problems.append(f"line {line.get('custom_id')}: wrong method or url")
+        end = batch.plan.statuses[-1]
+        if end == "failed" or batch.problems:
+            batch.plan = BatchPlan(
+                (*batch.plan.statuses[: batch.step + 1], "failed"),
+                errors=tuple(batch.problems) or batch.plan.errors,
+            )
+            return
+        output: list[bytes] = []
+        errors: list[bytes] = []
+        for index, line in enumerate(lines):
+            custom_id = line.get("custom_id")
+            request_id = f"batch_req_{index + 1}"
+            if end in ("expired", "cancelled") and index >= batch.plan.answered:
+                code = "batch_expired" if end == "expired" else "batch_cancelled"
+                message = (
+                    "This request could not be executed before the completion window expired."
+                    if end == "expired"
+                    else "This request was not executed: the batch was cancelled."
+                )
+                entry = {"code": code, "message": message}
+                errors.append(
+                    _jsonl(
+                        {"id": request_id, "custom_id": custom_id, "response": None, "error": entry}
+                    )
+                )
+                batch.failed += 1
+                continue
+            body = line.get("body") or {}
+            request = Request(body, {}, time.monotonic(), line.get("url", ""), "POST")
+            with self._lock:
+                self.batch_requests.append(request)
+            reply = self._next_reply(request)
+            if reply.status == 200 and reply.raw_body is None:
+                response = {
+                    "status_code": 200,
+                    "request_id": request_id,
+                    "body": _completion(reply, body),
+                }
+                output.append(
+                    _jsonl(
+                        {
+                            "id": request_id,
+                            "custom_id": custom_id,
+                            "response": response,
+                            "error": None,
+                        }
+                    )
+                )
+                batch.ok += 1
+            else:
+                error = _error_body(reply.error_message, reply.error_code)
+                response = {"status_code": reply.status, "request_id": request_id, "body": error}
+                errors.append(
+                    _jsonl(
+                        {
+                            "id": request_id,
+                            "custom_id": custom_id,
+                            "response": response,
+                            "error": None,
+                        }
+                    )
+                )
+                batch.failed += 1
+        with self._lock:
+            if output:
+                batch.output_file_id = self._new_id("file-out")
+                self.files[batch.output_file_id] = b"".join(output)
+            if errors:
+                batch.error_file_id = self._new_id("file-err")
+                self.files[batch.error_file_id] = b"".join(errors)
+
+    def _batch_object(self, batch: _Batch) -> dict[str, Any]:
+        status = batch.plan.statuses[batch.step]
+        done = status in ("finalizing", "completed", "expired", "cancelled", "failed")
+        # Halfway while in progress: the progress display has counts that move.
+        completed = batch.ok if done else batch.ok // 2
+        failed = batch.failed if done else batch.failed // 2
+        ended = status in ("completed", "expired", "cancelled")
+        errors = None
+        if status == "failed":
+            errors = {
+                "object": "list",
+                "data": [
+                    {"code": "invalid_request", "message": m, "line": None}
+                    for m in batch.plan.errors
+                ],
+            }
+        return {
+            "id": batch.id,
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "errors": errors,
+            "input_file_id": batch.input_file_id,
+            "completion_window": "24h",
+            "status": status,
+            "output_file_id": batch.output_file_id if ended else None,
+            "error_file_id": batch.error_file_id if ended else None,
+            "created_at": 0,
+            "request_counts": {"total": batch.total, "completed": completed, "failed": failed},
+            "metadata": {},
+        }
+
     def _next_reply(self, request: Request) -> Reply:
         with self._lock:
             if self.script:
@@ -158,9 +369,79 @@ class OpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:
                 """Stay quiet: tests read the recorded requests instead."""
 
+            def do_GET(self) -> None:
+                request = Request({}, dict(self.headers), time.monotonic(), self.path, "GET")
+                with server._lock:
+                    server.requests.append(request)
+                found = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
+                if found:
+                    with server._lock:
+                        data = server.files.get(found.group(1))
+                    if data is None:
+                        self._json(404, _error_body(f"no such file: {found.group(1)}"))
+                    else:
+                        self._send(200, data, "application/jsonl")
+                    return
+                found = re.fullmatch(r"/v1/batches/([^/]+)", self.path)
+                if found:
+                    self._json(*server._retrieve_batch(found.group(1)))
+                    return
+                self._json(404, _error_body(f"no route for GET {self.path}"))
+
+            def _json(self, status: int, data: dict[str, Any]) -> None:
+                self._send(status, json.dumps(data).encode(), "application/json")
+
+            def _send(self, status: int, data: bytes, kind: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _batch_api(self, raw: bytes) -> bool:
+                """Answer a request of the batch API; False for any other path."""
+                headers = dict(self.headers)
+                if self.path == "/v1/files":
+                    fields = _multipart(raw, self.headers.get("Content-Type", ""))
+                    name, data = fields.get("file", ("", b""))
+                    purpose = fields.get("purpose", ("", b""))[1].decode()
+                    body = {"purpose": purpose, "filename": name, "bytes": len(data)}
+                    with server._lock:
+                        server.requests.append(Request(body, headers, time.monotonic(), self.path))
+                        file_id = server._new_id("file")
+                        server.files[file_id] = data
+                    if purpose != "batch":
+                        self._json(400, _error_body(f"purpose must be 'batch', not {purpose!r}"))
+                        return True
+                    self._json(
+                        200,
+                        {
+                            "id": file_id,
+                            "object": "file",
+                            "bytes": len(data),
+                            "filename": name,
+                            "purpose": purpose,
+                        },
+                    )
+                    return True
+                cancel = re.fullmatch(r"/v1/batches/([^/]+)/cancel", self.path)
+                if self.path != "/v1/batches" and not cancel:
+                    return False
+                body = json.loads(raw or b"{}")
+                with server._lock:
+                    server.requests.append(Request(body, headers, time.monotonic(), self.path))
+                if cancel:
+                    self._json(*server._retrieve_batch(cancel.group(1), cancel=True))
+                else:
+                    self._json(*server._create_batch(body))
+                return True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if self._batch_api(raw):
+                    return
+                body = json.loads(raw or b"{}")
                 request = Request(body, dict(self.headers), time.monotonic(), self.path)
                 with server._lock:
                     server.requests.append(request)
@@ -319,3 +600,30 @@ def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         ],
         "usage": reply.usage,
     }
+
+
+def _error_body(message: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "error", "code": code}}
+
+
+def _jsonl(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode() + b"\n"
+
+
+def _multipart(raw: bytes, content_type: str) -> dict[str, tuple[str, bytes]]:
+    """The fields of a ``multipart/form-data`` body: name -> (file name, bytes)."""
+    found = re.search(r"boundary=\"?([^\";]+)", content_type)
+    if found is None:
+        return {}
+    fields: dict[str, tuple[str, bytes]] = {}
+    for part in raw.split(b"--" + found.group(1).encode()):
+        head, separator, data = part.partition(b"\r\n\r\n")
+        if not separator:
+            continue
+        text = head.decode("utf-8", "replace")
+        name = re.search(r'name="([^"]*)"', text)
+        filename = re.search(r'filename="([^"]*)"', text)
+        if name:
+            value = data[:-2] if data.endswith(b"\r\n") else data
+            fields[name.group(1)] = (filename.group(1) if filename else "", value)
+    return fields

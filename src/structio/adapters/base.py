@@ -802,6 +802,16 @@ class Adapter(abc.ABC):
         self.__dict__.pop(_PLAN_KEY, None)
         _INSTANCE_PLANS.pop(self, None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes to pickle: the options, not the key of this process's plans.
+
+        The key names a per-process marker when an option cannot be hashed; it is computed
+        again on the first call where the adapter is unpickled.
+        """
+        state = dict(self.__dict__)
+        state.pop(_PLAN_KEY, None)
+        return state
+
     def _plan(self, sig: type[Signature]) -> _Plan:
         state = self.__dict__
         key = state.get(_PLAN_KEY)

@@ -38,6 +38,8 @@ Messages = Sequence[Mapping[str, Any]]
 
 _GLOBAL_HISTORY: deque[HistoryEntry] = deque(maxlen=200)
 _GLOBAL_LOCK = threading.Lock()
+# Where a pickled LM keeps the size of its history, which itself is not pickled.
+_HISTORY_SIZE = "__structio_history_size__"
 
 
 Origin = tuple["Adapter", "type[Signature]"]
@@ -164,6 +166,30 @@ class BaseLM(abc.ABC):
     def __init__(self, model: str, *, history_size: int = 100) -> None:
         self.model = model
         self.history: deque[HistoryEntry] = deque(maxlen=history_size)
+
+    # -- pickling -------------------------------------------------------------------------
+    #
+    # An LM travels to worker processes (multiprocessing, Ray, Spark) with its settings;
+    # what it did in this process does not: an unpickled LM starts with an empty history
+    # of the same size. Subclasses drop their own process-local state (locks, clients) in
+    # `__getstate__` and build it again in `__setstate__`, calling these.
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The LM's attributes to pickle: everything but its history (only its size)."""
+        state = dict(self.__dict__)
+        history = state.pop("history", None)
+        if isinstance(history, deque):
+            state[_HISTORY_SIZE] = history.maxlen
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        """Restore a pickled LM, with an empty history."""
+        attrs = dict(state)
+        has_history = _HISTORY_SIZE in attrs
+        size = attrs.pop(_HISTORY_SIZE, None)
+        self.__dict__.update(attrs)
+        if has_history:
+            self.history = deque(maxlen=size)
 
     @property
     def max_input_tokens(self) -> int | None:

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,13 @@ class ResponseCache:
     to remove (a cache cleared, an entry overwritten on purpose): it lingers ``memory_ttl``
     seconds at most.
 
+    Sharing one directory is how worker processes share responses: give every worker's LM
+    ``cache=ResponseCache(directory)``, or pickle one LM to them all (multiprocessing, Ray,
+    Spark). A pickled cache is its absolute directory and options, nothing of its memory;
+    unpickled, it is the cache this process already has open on that directory with those
+    options, or a new one. On several machines the directory must be on a file system they
+    share (SQLite over a network file system is only as safe as its locking).
+
     Args:
         directory: Where the disk tier lives; ``None`` keeps the cache in memory only (then
             the memory tier is the only copy, and ``memory_ttl`` does not apply).
@@ -112,6 +120,13 @@ class ResponseCache:
 
     def __repr__(self) -> str:
         return f"ResponseCache(directory={str(self.directory) if self.directory else None!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A cache travels as where it is and how it keeps things; its memory, lock and
+        # SQLite connection belong to this process. The directory goes as an absolute
+        # path: a worker started elsewhere (another working directory) opens this one.
+        directory = str(self.directory.absolute()) if self.directory is not None else None
+        return (_unpickled, (directory, self.memory_size, self.memory_ttl))
 
     def _disk_cache(self) -> Any:
         if self.directory is None:
@@ -194,6 +209,29 @@ class ResponseCache:
 
 _DEFAULT: dict[Path, ResponseCache] = {}
 _DEFAULT_LOCK = threading.Lock()
+
+# The caches unpickled in this process, by directory and options: every LM unpickled here
+# that used one directory (one per task, under Ray) shares one memory tier and one
+# connection to the disk, for as long as one of them is in use.
+_UNPICKLED: weakref.WeakValueDictionary[tuple[str, int, float | None], ResponseCache] = (
+    weakref.WeakValueDictionary()
+)
+
+
+def _unpickled(directory: str | None, memory_size: int, memory_ttl: float | None) -> ResponseCache:
+    """A pickled `ResponseCache` in this process: the one already open on its directory.
+
+    A cache in memory only is a new, empty one: its memory stayed in the process it left.
+    """
+    if directory is None:
+        return ResponseCache(None, memory_size=memory_size, memory_ttl=memory_ttl)
+    key = (directory, memory_size, memory_ttl)
+    with _DEFAULT_LOCK:
+        cache = _UNPICKLED.get(key)
+        if cache is None:
+            cache = ResponseCache(directory, memory_size=memory_size, memory_ttl=memory_ttl)
+            _UNPICKLED[key] = cache
+        return cache
 
 
 def default_cache() -> ResponseCache:

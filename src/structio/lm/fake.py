@@ -24,6 +24,8 @@ __all__ = ["DEFAULT_RECORD", "FakeCall", "FakeLM"]
 # How many calls a `FakeLM` keeps by default: every call a test looks at, and a bounded
 # memory for a long run.
 DEFAULT_RECORD = 1000
+# Where a pickled FakeLM keeps how many calls it records (the calls themselves stay).
+_RECORD = "__structio_record__"
 
 Scripted = Union[str, Mapping[str, Any], Completion]  # noqa: UP007 - a runtime alias on 3.10
 Reply = Union[Scripted, Sequence[Scripted]]  # noqa: UP007
@@ -134,6 +136,28 @@ class FakeLM(BaseLM):
     def __repr__(self) -> str:
         left = "function" if self._function else f"{len(self._script) - self._next} replies left"
         return f"FakeLM({left}, calls={self.call_count})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickled FakeLM takes along: its script, where it is in it, its settings.
+
+        The calls it received stay here, as an LM's history does: an unpickled FakeLM has
+        received none. A function given as ``replies`` pickles as functions do (by name
+        with ``pickle``, by value with ``cloudpickle``).
+        """
+        state = super().__getstate__()
+        calls = state.pop("calls")
+        state.pop("_lock")
+        state["call_count"] = 0
+        state[_RECORD] = calls.maxlen
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        """Restore a pickled FakeLM with a lock of its own and no calls received."""
+        attrs = dict(state)
+        record = attrs.pop(_RECORD)
+        super().__setstate__(attrs)
+        self._lock = threading.Lock()
+        self.calls = deque(maxlen=record)
 
     def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> LMResponse:
         with self._lock:

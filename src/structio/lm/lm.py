@@ -55,6 +55,16 @@ _AStream = Callable[
 ]
 # A cached answer replayed as a stream comes in pieces of this many characters.
 _REPLAY_PIECE = 64
+# Attributes an LM derives from its settings in each process: never pickled.
+_DERIVED = (
+    "_route",
+    "_send",
+    "_asend",
+    "_open_stream",
+    "_aopen_stream",
+    "_translate",
+    "_capabilities",
+)
 
 
 def _sleep(seconds: float) -> None:
@@ -94,6 +104,16 @@ class LM(BaseLM):
     ``[redacted]`` in the provider's text. Its ``__cause__`` is the transport's own
     exception (litellm's, or httpx's / the HTTP failure on the direct path), which holds
     the provider's raw text as it came.
+
+    An LM pickles (``pickle``, ``cloudpickle``), so a `Predict` holding one can be sent to
+    worker processes (multiprocessing, Ray, Spark). Its settings travel; its history, its
+    httpx clients and the memory tier of its cache stay in this process and are made anew
+    there. An API key travels only when it was given as ``api_key=``; a key the LM reads
+    from the environment is read from the worker's environment, which is where workers
+    should get keys (set ``OPENAI_API_KEY``... there). ``cache=ResponseCache(directory)``
+    travels as that directory, so workers on one machine (or on a shared file system)
+    share its responses; ``cache=True`` is the default cache of the process the LM runs
+    in (``$STRUCTIO_CACHE_DIR`` there).
 
     Args:
         model: The litellm model string.
@@ -151,13 +171,38 @@ class LM(BaseLM):
             self.params["max_tokens"] = max_tokens
         #: The transport asked for: ``"auto"``, ``"direct"`` or ``"litellm"``.
         self.transport = transport
-        self._route = _http.choose_transport(model, transport, self.params)
+        self._bind_transport()
+
+    def _bind_transport(self) -> None:
+        """Choose the transport from the settings and take its functions."""
+        self._route = _http.choose_transport(self.model, self.transport, self.params)
         module = _http if self._route == "direct" else _litellm
         self._send: _Send = module.send
         self._asend: _ASend = module.asend
         self._open_stream: _Stream = module.stream
         self._aopen_stream: _AStream = module.astream
         self._translate: _Translate = module.translate_error
+
+    # -- pickling -------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The settings to pickle: what `__init__` was given, and nothing of this process.
+
+        The transport and the model's capabilities are chosen again where the LM is
+        unpickled; the history stays here (`BaseLM`); a `ResponseCache` travels as its
+        directory and options; httpx clients are per process and never held by the LM.
+        An API key is in the settings only when it was given (``api_key=``): a key read
+        from the environment is read there again, from the worker's environment.
+        """
+        state = super().__getstate__()
+        for derived in _DERIVED:
+            state.pop(derived, None)
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        """Restore a pickled LM and choose its transport in this process."""
+        super().__setstate__(state)
+        self._bind_transport()
 
     @property
     def resolved_transport(self) -> str:

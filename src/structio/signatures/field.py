@@ -109,6 +109,21 @@ class SignatureField:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("SignatureField is immutable; use Signature.with_updated_fields()")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through the constructor: the default for slots would set each attribute,
+        # which an immutable field refuses. The memo of `admits_none` is recomputed there.
+        attrs = {
+            "desc": self.desc,
+            "prefix": self.prefix,
+            "default": self.default,
+            "default_factory": self.default_factory,
+            "constraints": dict(self.constraints),
+            "name": self.name,
+            "annotation": self.annotation,
+            "type_given": self.type_given,
+        }
+        return (_restore_field, (self.kind, attrs))
+
     @property
     def is_input(self) -> bool:
         """Whether this is an input field."""
@@ -214,6 +229,11 @@ class SignatureField:
         if self.default_factory is not None:
             parts.append(f"default_factory={self.default_factory!r}")
         return f"{maker}({', '.join(parts)})"
+
+
+def _restore_field(kind: FieldKind, attrs: dict[str, Any]) -> SignatureField:
+    """A pickled field rebuilt (see `SignatureField.__reduce__`)."""
+    return SignatureField(kind, **attrs)
 
 
 def _default_key(default: Any) -> Any:

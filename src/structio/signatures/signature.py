@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import inspect
+import os
 import sys
+import threading
 import types
 import typing
+import weakref
 from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -26,11 +30,26 @@ __all__ = [
     "SignatureLike",
     "SignatureMeta",
     "as_signature",
+    "from_portable",
     "make_signature",
+    "portable",
     "unknown_fields_message",
 ]
 
 _FieldMap = types.MappingProxyType  # read-only views handed to users
+
+
+class _Memo(dict[Any, Any]):
+    """A signature's memo for adapters (plans, validators): derived, and kept per process.
+
+    It pickles empty, so a signature shipped to another process (pickle, cloudpickle) takes
+    none of it along: its entries are rebuilt there on first use, and some could not travel.
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Memo, ())
 
 
 class SignatureMeta(type):
@@ -315,7 +334,7 @@ def _install(
     cls.__sig_instructions__ = instructions
     cls.__sig_explicit__ = explicit
     # Per-signature memo for adapters (system messages, type descriptions, validators).
-    cls.__structio_cache__ = {}
+    cls.__structio_cache__ = _Memo()
 
 
 def _default_instructions(
@@ -494,6 +513,158 @@ def _caller_namespace() -> Mapping[str, Any]:
 def _caller_module(caller_ns: Mapping[str, Any]) -> str:
     module = caller_ns.get("__name__") if caller_ns else None
     return module if isinstance(module, str) else __name__
+
+
+# -- pickling ---------------------------------------------------------------------------------
+#
+# A signature class defined at the top of a module pickles by reference, as any class does.
+# One made at run time (a string spec, `make_signature`, `from_dict`, a derived copy, a
+# class defined in a function) has no name to import, so it pickles as what makes it: its
+# bases, its own attributes, its fields (each a `SignatureField`, annotations and all) and
+# its instructions, and is built anew when unpickled: once per process, then that class
+# again. cloudpickle ships the classes it cannot import by value with its own reducer,
+# which pickle's table cannot change: `portable` hands a signature to any pickler so that
+# it goes this way; `Predict` pickles its signature so.
+
+# The attribute naming a class shipped by value, so that a process builds it only once.
+_SHIP_ID = "__structio_ship_id__"
+_SHIP_LOCK = threading.Lock()
+# The signatures built from a pickle in this process, by the ship id of their original.
+_UNPICKLED: weakref.WeakValueDictionary[str, SignatureMeta] = weakref.WeakValueDictionary()
+
+
+def _importable(cls: type) -> bool:
+    """Whether ``cls`` is what its module and qualified name lead to, as pickle looks it up."""
+    found: Any = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        if found is None:
+            return False
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def _reduce_signature(cls: SignatureMeta) -> str | tuple[Any, ...]:
+    """How pickle saves a signature class: by reference if it can be imported, else rebuilt."""
+    if _importable(cls):
+        return cls.__qualname__
+    return _by_value(cls)
+
+
+def _by_value(cls: SignatureMeta) -> tuple[Any, ...]:
+    """The reduction of ``cls`` into what builds it again (see `_restore_signature`)."""
+    with _SHIP_LOCK:
+        # Read from the class itself: a subclass must not take its base's.
+        ship_id = vars(cls).get(_SHIP_ID)
+        if not isinstance(ship_id, str):
+            ship_id = os.urandom(16).hex()
+            type.__setattr__(cls, _SHIP_ID, ship_id)
+    # The user's own attributes (methods, constants, the docstring) travel; what the
+    # metaclass derives is installed again from the fields and the instructions.
+    attrs = {
+        key: value
+        for key, value in vars(cls).items()
+        if key in ("__doc__", "__annotations__") or not key.startswith("__")
+    }
+    args = (
+        ship_id,
+        cls.__name__,
+        cls.__qualname__,
+        cls.__module__,
+        cls.__bases__,
+        attrs,
+        tuple(cls.__sig_fields__.values()),
+        cls.__sig_instructions__,
+        cls.__sig_explicit__,
+    )
+    return (_restore_signature, args)
+
+
+def _restore_signature(
+    ship_id: str,
+    name: str,
+    qualname: str,
+    module: str,
+    bases: tuple[type, ...],
+    attrs: Mapping[str, Any],
+    fields: tuple[SignatureField, ...],
+    instructions: str,
+    explicit: bool,
+) -> type[Signature]:
+    """A signature pickled by value, built anew (see `_by_value`), or the one built before.
+
+    Reusing the class built from the same original keeps one class, and one memo of its
+    prompts, per process when a worker unpickles a `Predict` for every task.
+    """
+    with _SHIP_LOCK:
+        built = _UNPICKLED.get(ship_id)
+        if built is not None:
+            return typing.cast("type[Signature]", built)
+        cls = SignatureMeta(name, bases, {"__module__": module, "__qualname__": qualname})
+        # Set after the class is made: they were checked when the original was declared,
+        # and the namespace check would read its field annotations as undeclared fields.
+        for key, value in attrs.items():
+            setattr(cls, key, value)
+        inputs = {field.name or "": field for field in fields if field.is_input}
+        outputs = {field.name or "": field for field in fields if field.is_output}
+        _install(cls, inputs, outputs, instructions, explicit)
+        # Shipped again from here (a worker's own workers), it keeps its original's name.
+        type.__setattr__(cls, _SHIP_ID, ship_id)
+        _UNPICKLED[ship_id] = cls
+        return typing.cast("type[Signature]", cls)
+
+
+# Pickle saves any class by reference unless the copyreg table names a reducer for its
+# metaclass; multiprocessing's pickler copies this table, and cloudpickle uses it for the
+# classes it can import.
+copyreg.pickle(SignatureMeta, _reduce_signature)
+
+
+class _Portable:
+    """A signature as `portable` hands it to a pickler."""
+
+    __slots__ = ("signature",)
+
+    def __init__(self, signature: SignatureMeta) -> None:
+        self.signature = signature
+
+    def __copy__(self) -> _Portable:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Portable:
+        # Classes are atomic to `copy`: a copied Predict keeps its very signature.
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        cls = self.signature
+        # A class of __main__ goes by value too: a Ray or Spark worker has another
+        # __main__ (multiprocessing's spawn imports the parent's, and either way works).
+        if _importable(cls) and cls.__module__ != "__main__":
+            return (_same, (cls,))
+        return _by_value(cls)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def portable(signature: type[Signature]) -> Any:
+    """``signature`` in a form that every pickler saves the way structio pickles signatures.
+
+    Pickled, it is the signature class again once unpickled. A class that can be imported
+    (not from ``__main__``) goes by reference; any other as its fields, instructions and
+    attributes, built once per process that unpickles it. cloudpickle, left to itself,
+    ships such a class by value with its own machinery, which tells classes apart by
+    ``==``: two equal signatures with different names would become one in a worker.
+    """
+    return _Portable(signature)
+
+
+def from_portable(value: Any) -> Any:
+    """The signature `portable` wrapped, for a copy that did not go through a pickler.
+
+    ``copy.copy`` hands an object's state over as it is: `portable`'s wrapper included.
+    """
+    return value.signature if isinstance(value, _Portable) else value
 
 
 class Signature(metaclass=SignatureMeta):
