@@ -82,6 +82,7 @@ class BatchCall:
     params: Mapping[str, Any] = field(default_factory=dict)
     max_prompt_tokens: int | None = None
     truncation_step: TruncationStep = 0
+    check_inputs: bool = True
 
     def prepare(self, inputs: Mapping[str, Any]) -> PreparedCall:
         """The request the online call with ``inputs`` would send first."""
@@ -94,6 +95,7 @@ class BatchCall:
             self.params,
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
+            check_inputs=self.check_inputs,
         )
 
 

@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Union
 
-from structio.adapters.base import Adapter, SignatureLike, as_signature
+from structio.adapters.base import Adapter, SignatureLike, as_signature, check_input_types
 from structio.adapters.native import Native
 from structio.exceptions import (
     ConfigurationError,
@@ -261,12 +261,16 @@ def _begin(
     max_prompt_tokens: int | None,
     step: TruncationStep,
     build: Builder | None,
+    *,
+    check_inputs: bool = False,
 ) -> _Request:
     """The first request of a call: rendered, truncated to the budget, with the parameters."""
     native: Native | None = None
     given_signature: type[Signature] | None = None
     if build is None:
         given_signature = as_signature(signature)
+        if check_inputs:
+            check_input_types(given_signature, inputs)
         native = adapter.native(given_signature, lm)
         values = inputs or {}
         if native is None:
@@ -376,6 +380,7 @@ def prepare(
     *,
     max_prompt_tokens: int | None = None,
     truncation_step: TruncationStep = 0,
+    check_inputs: bool = True,
 ) -> PreparedCall:
     """The request `call` would send first, without sending it.
 
@@ -387,7 +392,16 @@ def prepare(
         FormatError, TruncationError: As `call`.
     """
     request = _begin(
-        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, None
+        adapter,
+        lm,
+        signature,
+        demos,
+        inputs,
+        params,
+        max_prompt_tokens,
+        truncation_step,
+        None,
+        check_inputs=check_inputs,
     )
     return PreparedCall(request.messages, dict(request.params), request)
 
@@ -474,6 +488,7 @@ def call(
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
     max_retries: int = 0,
+    check_inputs: bool = True,
 ) -> CallResult:
     """Format, call the model, and read every choice, with the fallback and context retry.
 
@@ -494,8 +509,12 @@ def call(
             conversation. With re-asking on, the adapter's fallback still reads each answer
             in JSON without a request, but its blind new request is not made: the re-ask
             replaces it. 0 (default): no re-asking; the fallback request is made.
+        check_inputs: Check each input value against its declared type first
+            (`FormatError` if one does not fit); ``False`` sends values as they are.
 
     Raises:
+        FormatError: An input is missing, unknown, or (with ``check_inputs``) does not fit
+            its type.
         ParseError: A completion cannot be read (after the fallback, if any, or the last
             re-ask: the error's ``attempts`` holds the earlier ones). When the model hit its
             token limit, the error says so (``truncated``).
@@ -504,7 +523,16 @@ def call(
     """
     check_retries(max_retries)
     request = _begin(
-        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+        adapter,
+        lm,
+        signature,
+        demos,
+        inputs,
+        params,
+        max_prompt_tokens,
+        truncation_step,
+        build,
+        check_inputs=check_inputs,
     )
     with _observe(request, lm) as scope:
         result = _call(request, lm, max_retries, scope)
@@ -634,11 +662,21 @@ async def acall(
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
     max_retries: int = 0,
+    check_inputs: bool = True,
 ) -> CallResult:
     """Async form of `call`: the same steps, with ``await lm.acall``."""
     check_retries(max_retries)
     request = _begin(
-        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+        adapter,
+        lm,
+        signature,
+        demos,
+        inputs,
+        params,
+        max_prompt_tokens,
+        truncation_step,
+        build,
+        check_inputs=check_inputs,
     )
     with _observe(request, lm) as scope:
         result = await _acall(request, lm, max_retries, scope)
@@ -697,6 +735,7 @@ def stream(
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
     max_retries: int = 0,
+    check_inputs: bool = True,
 ) -> Generator[StreamOut, None, None]:
     """`call`, read while the model writes: stream events, then the `CallResult` last.
 
@@ -712,7 +751,16 @@ def stream(
     """
     check_retries(max_retries)
     request = _begin(
-        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+        adapter,
+        lm,
+        signature,
+        demos,
+        inputs,
+        params,
+        max_prompt_tokens,
+        truncation_step,
+        build,
+        check_inputs=check_inputs,
     )
     return _streamed(request, lm, max_retries)
 
@@ -819,11 +867,21 @@ def astream(
     truncation_step: TruncationStep = 0,
     build: Builder | None = None,
     max_retries: int = 0,
+    check_inputs: bool = True,
 ) -> AsyncGenerator[StreamOut, None]:
     """Async form of `stream`: the same steps, with ``lm.astream``."""
     check_retries(max_retries)
     request = _begin(
-        adapter, lm, signature, demos, inputs, params, max_prompt_tokens, truncation_step, build
+        adapter,
+        lm,
+        signature,
+        demos,
+        inputs,
+        params,
+        max_prompt_tokens,
+        truncation_step,
+        build,
+        check_inputs=check_inputs,
     )
     return _astreamed(request, lm, max_retries)
 

@@ -8,7 +8,7 @@ Python programmer would expect, so ``except ValueError`` keeps working::
 
     StructioError
     ├── UsageError                  the calling code is wrong; fix the code, do not retry
-    │   ├── SignatureError          (TypeError)   a signature declaration is invalid
+    │   ├── SignatureError          (TypeError, ValueError) a signature declaration is invalid
     │   ├── FormatError             (ValueError)  inputs, demos or outputs do not fit the signature
     │   │   └── MediaError                        an image, audio or file cannot be read or sent
     │   ├── TemplateError           (ValueError)  a prompt template is invalid or renders badly
@@ -73,8 +73,12 @@ class UsageError(StructioError):
     """
 
 
-class SignatureError(UsageError, TypeError):
+class SignatureError(UsageError, TypeError, ValueError):
     """Raised when a signature is declared wrongly.
+
+    Both a `TypeError` and a `ValueError`: DSPy raises `ValueError` for the same mistakes
+    (a duplicate name, an empty spec, an unknown type name), so ``except ValueError`` code
+    written for it keeps working.
 
     Raised at class creation (or by `Signature(...)`, `make_signature` and the manipulation
     methods): a class attribute not declared with `InputField`/`OutputField`, a name used as

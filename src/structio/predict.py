@@ -264,6 +264,10 @@ class Predict:
             ``predict(..., max_retries=2)``). Provider errors are never re-asked. With
             re-asking on, ChatAdapter's JSON fallback still reads each answer as JSON but
             makes no blind request of its own: the re-ask, with feedback, replaces it.
+        check_inputs: Check each input value against its declared type on every call: one
+            that does not fit (``3`` for a ``str`` input, ``"many"`` for an ``int``) is a
+            `FormatError` naming the field, the type and the value. ``False`` sends values
+            as they are (DSPy only warns), for code that relies on duck typing.
         **params: Request parameters for every call (``temperature``, ``n``...), kept in
             `params` (formerly ``lm_kwargs``).
 
@@ -282,6 +286,7 @@ class Predict:
         max_prompt_tokens: int | None = None,
         truncation_step: TruncationStep = 0,
         max_retries: int = 0,
+        check_inputs: bool = True,
         **params: Any,
     ) -> None:
         calling.check_retries(max_retries)
@@ -305,6 +310,7 @@ class Predict:
         self.max_prompt_tokens = max_prompt_tokens
         self.truncation_step: TruncationStep = truncation_step
         self.max_retries = max_retries
+        self.check_inputs = check_inputs
         clash = [name for name in _CALL_OPTIONS if name in signature.input_fields]
         if clash:
             raise ConfigurationError(
@@ -332,6 +338,7 @@ class Predict:
         """Restore a pickled (or copied) Predict."""
         attrs = dict(state)
         attrs["signature"] = from_portable(attrs["signature"])
+        attrs.setdefault("check_inputs", True)  # pickled before the option existed
         self.__dict__.update(attrs)
 
     def __repr__(self) -> str:
@@ -357,6 +364,7 @@ class Predict:
             self.max_prompt_tokens,
             self.truncation_step,
             self.max_retries,
+            self.check_inputs,
         )
 
     # -- saving -----------------------------------------------------------------------------
@@ -386,6 +394,7 @@ class Predict:
             "truncation_step": self.truncation_step,
             # Only when set, so files saved without re-asking stay as they were.
             **({"max_retries": self.max_retries} if self.max_retries else {}),
+            **({} if self.check_inputs else {"check_inputs": False}),
         }
 
     @classmethod
@@ -444,6 +453,7 @@ class Predict:
             max_prompt_tokens=data.get("max_prompt_tokens"),
             truncation_step=data.get("truncation_step", 0),
             max_retries=data.get("max_retries", 0),
+            check_inputs=data.get("check_inputs", True),
             **params,
         )
 
@@ -554,6 +564,7 @@ class Predict:
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
             max_retries=self.max_retries if max_retries is None else max_retries,
+            check_inputs=self.check_inputs,
         )
         return Prediction.from_result(result)
 
@@ -579,6 +590,7 @@ class Predict:
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
             max_retries=self.max_retries if max_retries is None else max_retries,
+            check_inputs=self.check_inputs,
         )
         return Prediction.from_result(result)
 
@@ -625,6 +637,7 @@ class Predict:
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
             max_retries=self.max_retries if max_retries is None else max_retries,
+            check_inputs=self.check_inputs,
         )
         return Stream(_predictions(source), tuple(self.signature.output_fields))
 
@@ -650,6 +663,7 @@ class Predict:
             max_prompt_tokens=self.max_prompt_tokens,
             truncation_step=self.truncation_step,
             max_retries=self.max_retries if max_retries is None else max_retries,
+            check_inputs=self.check_inputs,
         )
         return AsyncStream(_apredictions(source), tuple(self.signature.output_fields))
 
@@ -802,6 +816,7 @@ class Predict:
             merged,
             self.max_prompt_tokens,
             self.truncation_step,
+            self.check_inputs,
         )
         return submit(
             call,

@@ -208,6 +208,7 @@ def run_batch(
         params,
         predict.max_prompt_tokens,
         predict.truncation_step,
+        predict.check_inputs,
     )
     try:
         with out.open("a", encoding="utf-8") as handle:

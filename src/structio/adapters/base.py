@@ -58,6 +58,7 @@ __all__ = [
     "Reading",
     "SignatureLike",
     "as_signature",
+    "check_input_types",
     "hook",
     "set_native_options",
 ]
@@ -970,6 +971,59 @@ def _describe(fields: Mapping[str, SignatureField]) -> str:
             line += f"\nConstraints: {field.constraints_text}"
         lines.append(line)
     return "\n".join(lines).strip()
+
+
+def check_input_types(signature: type[Signature], inputs: Mapping[str, Any] | None) -> None:
+    """Raise `FormatError` for an input value that does not fit its declared type.
+
+    Checked as pydantic checks in lax mode (``"3"`` fits ``int``; ``3`` does not fit
+    ``str``), with the field's constraints; the value sent is the one given, unchanged.
+    Inputs the adapters convert themselves (`History`, media and tool types) and names that
+    are not inputs (the adapter reports those) are left to the adapter.
+
+    Raises:
+        FormatError: Naming the field, its type, the value and why it does not fit.
+    """
+    if not inputs:
+        return
+    fields = signature.input_fields
+    for name, value in inputs.items():
+        field = fields.get(name)
+        if field is None:
+            continue
+        annotation = field.annotation
+        if (annotation is str and type(value) is str) or annotation is Any:
+            continue  # the usual input: nothing to check
+        if annotation is History or _holds_value_types(annotation):
+            continue
+        info = type_info(annotation, tuple(field.constraints.items()))
+        try:
+            info.validator  # noqa: B018 - built here to tell a type pydantic cannot check
+        except Exception:  # an arbitrary class: pydantic has no schema for it
+            if isinstance(annotation, type) and not isinstance(value, annotation):
+                problem = f"not an instance of {annotation.__name__}"
+                raise FormatError(
+                    _input_type_message(signature, name, info.name, value, problem)
+                ) from None
+            continue
+        try:
+            info.validate(value)
+        except ValueError as problem:
+            raise FormatError(
+                _input_type_message(signature, name, info.name, value, str(problem))
+            ) from None
+
+
+def _input_type_message(
+    signature: type[Signature], name: str, type_text: str, value: Any, problem: str
+) -> str:
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return (
+        f"input `{name}` of {signature.__name__} must be {type_text}, not "
+        f"{type(value).__name__} {shown}: {problem} (pass check_inputs=False to send values "
+        "as they are)"
+    )
 
 
 def _holds_value_types(annotation: Any) -> bool:

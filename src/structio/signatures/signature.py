@@ -15,7 +15,7 @@ from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from structio.exceptions import SignatureError
+from structio.exceptions import FormatError, SignatureError
 from structio.signatures._serialize import signature_from_dict, signature_to_dict
 from structio.signatures._spec import ParsedField, is_type_like, parse_spec, resolve_type
 from structio.signatures.field import MISSING, SignatureField
@@ -116,38 +116,27 @@ class SignatureMeta(type):
         _install(cls, inputs, outputs, instructions, explicit)
         return cls
 
-    def __call__(
-        cls,
-        spec: str | Mapping[str, Any] | None = None,
-        instructions: str | None = None,
-        *,
-        custom_types: Mapping[str, Any] | None = None,
-        name: str | None = None,
-    ) -> type[Signature]:
-        """Build a new signature class from a string spec or a dict of fields.
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        """Build a signature from a spec, or (on a signature with fields) hold field values.
 
-        ``Signature("context: list[str], question -> answer: int", "Answer briefly.")``.
-        Signature classes themselves are never instantiated.
+        ``Signature("context: list[str], question -> answer: int", "Answer briefly.")``
+        builds a new signature class (keywords: ``custom_types``, ``name``). A signature
+        that has fields, called with its fields' values by name (``QA(question="2+2?",
+        answer="4")``), gives an instance holding them as attributes, as a DSPy signature
+        does; a field not given takes its default.
+
+        Raises:
+            FormatError: A value names no field, or a field without a default is not given.
         """
-        if spec is None:
-            raise TypeError(
-                f"{cls.__name__} is a signature class and is not instantiated; pass it to an "
-                "adapter or Predict. To build a signature from a spec, call "
-                "Signature('question -> answer', 'instructions')."
-            )
         if cls.__sig_fields__:
-            raise TypeError(
-                f"{cls.__name__} already has fields; build new signatures with "
-                "Signature('...') or derive them with append/insert/delete"
-            )
-        return _make_signature(
-            spec,
-            instructions,
-            name=name,
-            custom_types=custom_types,
-            caller_ns=_caller_namespace(),
-            base=typing.cast("type[Signature]", cls),
-        )
+            if args:
+                raise TypeError(
+                    f"{cls.__name__} already has fields; build new signatures with "
+                    "Signature('...') or derive them with append/insert/delete; to hold "
+                    f"field values, pass them by name: {cls.__name__}(field=value, ...)"
+                )
+            return _instance(cls, kwargs)
+        return _new_signature(cls, *args, **kwargs)
 
     @property
     def instructions(cls) -> str:
@@ -194,6 +183,52 @@ class SignatureMeta(type):
             f"{cls.__name__}({side(cls.__sig_inputs__)} -> {side(cls.__sig_outputs__)}; "
             f"instructions={cls.__sig_instructions__!r})"
         )
+
+
+def _new_signature(
+    cls: SignatureMeta,
+    spec: str | Mapping[str, Any] | None = None,
+    instructions: str | None = None,
+    *,
+    custom_types: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> type[Signature]:
+    """`Signature(spec, instructions)`: a new signature class built from the spec."""
+    if spec is None:
+        raise TypeError(
+            f"{cls.__name__} is a signature class and is not instantiated; pass it to an "
+            "adapter or Predict. To build a signature from a spec, call "
+            "Signature('question -> answer', 'instructions')."
+        )
+    return _make_signature(
+        spec,
+        instructions,
+        name=name,
+        custom_types=custom_types,
+        caller_ns=_caller_namespace(),
+        base=typing.cast("type[Signature]", cls),
+    )
+
+
+def _instance(cls: SignatureMeta, values: Mapping[str, Any]) -> Signature:
+    """An instance of a signature holding its fields' values (DSPy's ``Sig(a=..., b=...)``)."""
+    unknown = [name for name in values if name not in cls.__sig_fields__]
+    if unknown:
+        raise FormatError(unknown_fields_message(cls, unknown, "field"))
+    missing = [
+        name
+        for name, field in cls.__sig_fields__.items()
+        if name not in values and not field.has_default
+    ]
+    if missing:
+        raise FormatError(
+            f"{cls.__name__}(...) needs a value for every field without a default; missing: "
+            + ", ".join(f"`{name}`" for name in missing)
+        )
+    instance: Signature = object.__new__(typing.cast("type[Signature]", cls))
+    for name, field in cls.__sig_fields__.items():
+        object.__setattr__(instance, name, values[name] if name in values else field.get_default())
+    return instance
 
 
 def make_signature(
@@ -685,6 +720,18 @@ class Signature(metaclass=SignatureMeta):
 
     # Not a field: a ClassVar annotation keeps it out of the field scan.
     __structio_cache__: ClassVar[dict[Any, Any]]
+
+    def __repr__(self) -> str:  # an instance holding field values (`Sig(a=1)`)
+        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in type(self).fields)
+        return f"{type(self).__name__}({values})"
+
+    @classmethod
+    def equals(cls, other: Any) -> bool:
+        """Whether ``other`` is a signature with the same fields and instructions (DSPy's name).
+
+        The same as ``cls == other``: names of the classes do not count.
+        """
+        return isinstance(other, SignatureMeta) and cls == other
 
     @classmethod
     def to_dict(cls) -> dict[str, Any]:
