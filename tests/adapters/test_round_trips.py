@@ -13,7 +13,7 @@ from pydantic import BaseModel
 import structio as sio
 from structio.parsing.read import NONE_WORDS
 
-ADAPTERS = {"chat": sio.ChatAdapter(), "json": sio.JSONAdapter()}
+ADAPTERS = {"chat": sio.ChatAdapter(), "json": sio.JSONAdapter(), "compact": sio.CompactAdapter()}
 HEADER_LINE = re.compile(r"^\s*\[\[ ## \w+ ## \]\]", re.MULTILINE)
 
 
@@ -96,9 +96,9 @@ def test_chat_round_trip(values: dict[str, Any]) -> None:
 
 
 @FAST
-@given(outputs(any_text, st.none() | any_text))
-def test_json_round_trip(values: dict[str, Any]) -> None:
-    adapter = ADAPTERS["json"]
+@given(st.sampled_from(["json", "compact"]), outputs(any_text, st.none() | any_text))
+def test_json_round_trip(name: str, values: dict[str, Any]) -> None:
+    adapter = ADAPTERS[name]  # CompactAdapter answers in JSON too
     text = adapter.format_assistant_message_content(Everything, values)
     assert adapter.parse(Everything, text) == values
 

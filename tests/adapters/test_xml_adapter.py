@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import itertools
 import json
 import re
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from structio.adapters import XMLAdapter
 from structio.parsing.read import NONE_WORDS
 from structio.parsing.stream import ThinkFilter
 from structio.parsing.xml import escape_text, leaf_text, unescape, written_text
+from tests.parsing.streaming import check, pieces, stream
 
 XML = XMLAdapter()
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -565,37 +565,6 @@ def test_long_completions_read_in_linear_time() -> None:
 # -- streams --------------------------------------------------------------------------------
 
 
-def pieces(text: str, cuts: list[int]) -> list[str]:
-    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
-    return [text[a:b] for a, b in itertools.pairwise(points) if b > a]
-
-
-def stream(
-    sig: type[sio.Signature], chunks: list[str]
-) -> tuple[list[sio.StreamEvent], list[sio.StreamEvent], dict[str, Any] | sio.ParseError]:
-    reader = XML.stream_reader(sig)
-    during: list[sio.StreamEvent] = []
-    for chunk in chunks:
-        during.extend(reader.feed(chunk))
-    try:
-        values = XML.parse(sig, "".join(chunks))
-    except sio.ParseError as error:
-        return during, [], error
-    return during, reader.finish(values), values
-
-
-def check(events: list[sio.StreamEvent], values: dict[str, Any], sig: type[sio.Signature]) -> None:
-    """After the last Reread: one value per output, equal to the reading; str deltas join to it."""
-    last = max((i for i, e in enumerate(events) if isinstance(e, sio.Reread)), default=-1)
-    tail = events[last + 1 :]
-    given = [(e.field, e.value) for e in tail if isinstance(e, sio.FieldValue)]
-    assert len(given) == len({name for name, _ in given}), "a field was given twice"
-    assert dict(given) == values
-    for name, f in sig.output_fields.items():
-        text = "".join(e.delta for e in tail if isinstance(e, sio.FieldDelta) and e.field == name)
-        assert text == (values[name] if f.annotation is str else "")
-
-
 STREAM = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -605,7 +574,7 @@ def test_written_answers_stream_to_what_parse_reads(
     values: dict[str, Any], cuts: list[int]
 ) -> None:
     text = XML.format_assistant_message_content(Everything, values)
-    during, at_end, reading = stream(Everything, pieces(text, cuts))
+    during, at_end, reading = stream(XML, Everything, pieces(text, cuts))
     assert reading == values
     check(during + at_end, values, Everything)
     assert not any(isinstance(e, sio.Reread) for e in during + at_end)
@@ -654,7 +623,7 @@ SMALL = sio.Signature("question -> reasoning, answer: int, tags: list[str]")
 @STREAM
 @given(COMPLETIONS, st.lists(st.integers(min_value=0), max_size=20))
 def test_any_completion_streams_without_contradiction(text: str, cuts: list[int]) -> None:
-    during, at_end, reading = stream(SMALL, pieces(text, cuts))
+    during, at_end, reading = stream(XML, SMALL, pieces(text, cuts))
     if isinstance(reading, sio.ParseError):
         return
     check(during + at_end, reading, SMALL)
@@ -669,7 +638,7 @@ def test_the_events_do_not_depend_on_how_the_text_is_cut(text: str, data: st.Dat
     cuts = data.draw(st.lists(st.integers(min_value=0), max_size=20))
 
     def summary(chunks: list[str]) -> tuple[Any, ...]:
-        during, at_end, _ = stream(SMALL, chunks)
+        during, at_end, _ = stream(XML, SMALL, chunks)
         events = during + at_end
         values = [(e.field, repr(e.value)) for e in events if isinstance(e, sio.FieldValue)]
         texts: dict[str, str] = {}
@@ -688,7 +657,7 @@ ANSWER = (
 
 @pytest.mark.parametrize("at", range(1, len(ANSWER)))
 def test_a_tag_split_anywhere_is_read_whole(at: int) -> None:
-    during, at_end, reading = stream(QA, [ANSWER[:at], ANSWER[at:]])
+    during, at_end, reading = stream(XML, QA, [ANSWER[:at], ANSWER[at:]])
     assert reading == {"reasoning": "Two and two make four, as 2 + 2 = 4 & more.", "answer": 4}
     check(during + at_end, reading, QA)
     assert not any(isinstance(e, sio.Reread) for e in during + at_end)
@@ -711,14 +680,14 @@ def test_text_streams_as_it_comes_and_each_value_when_its_element_closes() -> No
 
 def test_a_late_end_of_reasoning_rereads() -> None:
     text = "<reasoning>draft</reasoning></think><reasoning>real</reasoning><answer>1</answer>"
-    during, at_end, reading = stream(QA, [text[:30], text[30:]])
+    during, at_end, reading = stream(XML, QA, [text[:30], text[30:]])
     assert reading == {"reasoning": "real", "answer": 1}
     check(during + at_end, reading, QA)  # type: ignore[arg-type]
 
 
 def test_streamed_values_equal_the_json_written_answer_too() -> None:
     text = json.dumps({"reasoning": "r", "answer": 2})
-    during, at_end, reading = stream(QA, [text[:5], text[5:]])
+    during, at_end, reading = stream(XML, QA, [text[:5], text[5:]])
     assert reading == {"reasoning": "r", "answer": 2}
     check(during + at_end, reading, QA)  # type: ignore[arg-type]
 

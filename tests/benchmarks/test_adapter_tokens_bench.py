@@ -27,3 +27,4 @@ def test_adapter_tokens_benchmark_meets_its_targets() -> None:
     assert "(target: no fewer): met" in out
     for adapter in ("ChatAdapter", "JSONAdapter", "XMLAdapter", "CompactAdapter"):
         assert f"| structio {adapter} |" in out
+    assert "| structio ToolOutputAdapter + its tool (JSON) |" in out
