@@ -101,11 +101,12 @@ def main() -> None:
         Chat, lm=sio.FakeLM([{"answer": "sunny"}]), max_prompt_tokens=1_500, truncation_step="auto"
     )
     pred = chat(question="And tomorrow?", history=history)
-    if pred.truncation is None:
+    cut = pred.meta.truncation
+    if cut is None:
         raise SystemExit("expected the history to be truncated")
     print(
-        f"Predict: {pred.answer!r}; sent {pred.truncation.tokens_after} of "
-        f"{pred.truncation.tokens_before} tokens, dropped {len(pred.truncation.dropped)} "
+        f"Predict: {pred.answer!r}; sent {cut.tokens_after} of "
+        f"{cut.tokens_before} tokens, dropped {len(cut.dropped)} "
         "history messages"
     )
 

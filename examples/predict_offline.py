@@ -34,11 +34,11 @@ def main() -> None:
     triage = sio.Predict(Triage)
 
     pred = triage(ticket="I was charged twice")
-    print(pred.category, pred.urgency, f"(read via {pred.route})")
+    print(pred.category, pred.urgency, f"(read via {pred.meta.route})")
 
     # The same call with the JSON adapter, for this call only.
     pred = triage(ticket="The app crashes on start", adapter=sio.JSONAdapter())
-    print(pred.category, pred.urgency, f"(read via {pred.route})")
+    print(pred.category, pred.urgency, f"(read via {pred.meta.route})")
 
     # Many calls at once; results come back in order, failures in place.
     tickets = ["Refund please", "Crash when saving", "How do I export?"]

@@ -44,7 +44,9 @@ def main() -> None:
     with sio.track_usage() as tracked:
         print("ChatAdapter, with one re-ask:")
         pred = triage(ticket="I was charged twice")
-        print(f"  {pred.category}, urgency {pred.urgency}; earlier answers: {len(pred.attempts)}")
+        print(
+            f"  {pred.category}, urgency {pred.urgency}; earlier answers: {len(pred.meta.attempts)}"
+        )
         print("CompactAdapter (the outputs' type in a short notation):")
         triage(ticket="The app crashes on start", adapter=sio.CompactAdapter())
     # A FakeLM reports no tokens; a provider's usage and litellm's prices add up here.

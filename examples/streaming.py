@@ -45,7 +45,7 @@ def main() -> None:
                 case sio.Reread(reason):
                     print(f"  reading again: {reason}")
                 case sio.Prediction():
-                    print(f"prediction: {item!r} (route {item.route})")
+                    print(f"prediction: {item!r} (route {item.meta.route})")
     print(f"answer: {stream.result.answer}")
 
     # 2. One field as text, as DSPy's StreamListener gives it (async this time).

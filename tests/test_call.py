@@ -93,9 +93,8 @@ def test_request_parameters_are_params_everywhere_with_the_old_names_kept() -> N
 
 
 def test_prediction_route_and_its_former_name() -> None:
-    pred = sio.Prediction({"a": 1}, route="json_reparse")
-    assert pred.route == pred.path == "json_reparse"
-    assert sio.Prediction({"a": 1}, path="json").route == "json"
+    pred = sio.Prediction.from_result(sio.CallResult([{"a": 1}], "json_reparse"))
+    assert pred.meta.route == pred.route == pred.path == "json_reparse"
     assert sio.AdapterResult is sio.CallResult
 
 

@@ -221,16 +221,25 @@ def test_validate_names_each_problem(tmp_path: Path, row: str, problem: str) -> 
 
 def test_validate_finds_duplicates_limits_and_unreadable_answers(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    row = json.dumps({"messages": messages(("user", "u"), ("assistant", "[[ ## a ## ]]\n4"))})
-    other = json.dumps({"messages": messages(("user", "v"), ("assistant", "four"))})
-    path.write_text("\n".join([row, row, other]) + "\n", encoding="utf-8")
+    system = ("system", sio.ChatAdapter().format_system_message(sio.Signature("q -> a: int")))
+    row = json.dumps(
+        {"messages": messages(system, ("user", "u"), ("assistant", "[[ ## a ## ]]\n4"))}
+    )
+    other = json.dumps({"messages": messages(system, ("user", "v"), ("assistant", "four"))})
+    bare = json.dumps({"messages": messages(("user", "w"), ("assistant", "[[ ## a ## ]]\n5"))})
+    path.write_text("\n".join([row, row, other, bare]) + "\n", encoding="utf-8")
     summary = finetune.validate(path, signature="q -> a: int")
     assert str(summary.problems[0]) == "line 2: duplicate of line 1; remove one"
     assert "does not read as StringSignature" in str(summary.problems[1])
+    # Without the system message the model is sent, the row does not teach what it sees.
+    assert str(summary.problems[2]) == (
+        "line 4: no system message, but ChatAdapter's prompts begin with one; is the file in "
+        "another format? check --adapter (adapter=)"
+    )
     limited = finetune.validate(path, max_tokens=5)
-    assert limited.problem_count == 3
+    assert limited.problem_count == 4
     assert "over the limit of 5" in str(limited.problems[0])
-    assert limited.report().startswith(f"3 rows checked in {path}: 0 valid, 3 with problems")
+    assert limited.report().startswith(f"4 rows checked in {path}: 0 valid, 4 with problems")
 
 
 def test_the_configured_adapter_writes_the_targets_as_predict_sends_them(tmp_path: Path) -> None:

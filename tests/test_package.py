@@ -234,3 +234,14 @@ def test_structio_prompt_is_the_decorator_and_nothing_else() -> None:
     assert sio.prompt.__module__ == "structio.functions"
     assert importlib.util.find_spec("structio.prompt") is None  # no module of that name
     assert sio.Prompt.__name__ == "Prompt"
+
+
+def test_dspy_names_are_exported_and_stay_light() -> None:
+    dspy_names = {"ChainOfThought", "Example", "Predict", "Prediction", "PredictionMeta"}
+    assert dspy_names <= set(structio.__all__)
+    code = (
+        "import json, sys, structio as sio\n"
+        "ex = sio.Example(q='x').with_inputs('q')\n"
+        "print(json.dumps([sio.settings.lm is None, 'pydantic' in sys.modules]))"
+    )
+    assert json.loads(run_python(code)) == [True, False]

@@ -325,3 +325,25 @@ def test_cache_true_and_false_keep_their_meaning(
     assert resolved is not None
     assert resolved.directory == tmp_path / "worker-cache" / "responses"
     assert os.fspath(tmp_path) not in repr(module.dumps(default))
+
+
+@pytest.mark.parametrize("module", PICKLERS)
+def test_predictions_and_examples_travel_back_from_workers(module: Any) -> None:
+    # What a worker sends back: predictions (with their call's metadata) and examples.
+    lm = sio.FakeLM([[{"label": "bug", "score": 3}, {"label": "other", "score": 1}]])
+    pred = sio.Predict("ticket -> label, score: int", lm=lm, n=2)(ticket="crash")
+    copied = round_trip(module, pred)
+    assert copied == pred
+    assert copied.completions.label == ["bug", "other"]
+    assert copied.meta == pred.meta
+    example = sio.Example(ticket="crash", label="bug").with_inputs("ticket")
+    assert round_trip(module, example).inputs() == {"ticket": "crash"}
+
+
+@pytest.mark.parametrize("module", PICKLERS)
+def test_a_chain_of_thought_round_trips(module: Any) -> None:
+    cot = sio.ChainOfThought("question -> answer: int", temperature=0.1)
+    copied = round_trip(module, cot)
+    assert type(copied) is sio.ChainOfThought
+    assert copied == cot
+    assert list(copied.signature.output_fields) == ["reasoning", "answer"]

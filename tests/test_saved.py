@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 from pathlib import Path
 
 import pydantic
 import pytest
 
 import structio as sio
+from structio.saved import _data_dir, prompts_dir
 
 
 class Level(enum.Enum):
@@ -258,3 +260,98 @@ def test_a_saved_endpoint_is_used_only_when_the_caller_trusts_the_file(tmp_path:
     assert sio.Predict.load(path, trust_endpoint=True).params == {
         "base_url": "http://attacker.invalid/v1"
     }
+
+
+# Where saved prompts live: the user data folder, not the cache folder.
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder of its own, with no STRUCTIO_HOME or XDG_DATA_HOME set."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("USERPROFILE", str(folder))
+    monkeypatch.delenv("STRUCTIO_HOME", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    return folder
+
+
+def test_prompts_live_in_the_data_folder_not_the_cache(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert prompts_dir() == home / ".local" / "share" / "structio" / "prompts"
+    path = sio.save_prompt(make())
+    assert path == home / ".local" / "share" / "structio" / "prompts" / "question_generation.json"
+    assert not (home / ".cache").exists()
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    assert prompts_dir() == home / "data" / "structio" / "prompts"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/data")  # invalid by the XDG spec: ignored
+    assert prompts_dir() == home / ".local" / "share" / "structio" / "prompts"
+    monkeypatch.setenv("STRUCTIO_HOME", str(home / "mine"))
+    assert prompts_dir() == home / "mine" / "prompts"
+
+
+def test_each_platform_has_its_data_folder(home: Path) -> None:
+    assert _data_dir("darwin", {}) == home / "Library" / "Application Support"
+    assert _data_dir("win32", {"APPDATA": str(home / "Roaming")}) == home / "Roaming"
+    assert _data_dir("linux", {"XDG_DATA_HOME": str(home / "xdg")}) == home / "xdg"
+    assert _data_dir("linux", {}) == home / ".local" / "share"
+
+
+def old_folder(home: Path) -> Path:
+    return home / ".cache" / "structio" / "prompts"
+
+
+def test_prompts_saved_in_the_old_cache_folder_are_moved_and_read(
+    home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    make().save(old_folder(home) / "question_generation.json")
+    other = sio.Predict("q -> a", name="other")
+    other.save(old_folder(home) / "other.json")
+    with caplog.at_level(logging.WARNING, logger="structio"):
+        loaded = sio.load_prompt("question_generation", trust_endpoint=True)
+    assert loaded == make()
+    assert sorted(p.name for p in prompts_dir().iterdir()) == [
+        "other.json",
+        "question_generation.json",
+    ]
+    assert list(old_folder(home).iterdir()) == []
+    assert sio.load_prompt("other") == other
+    moved = sorted(r.getMessage() for r in caplog.records if r.name == "structio")
+    assert moved == [
+        f"moved saved prompt {name} from the cache folder to {prompts_dir()}, where clearing "
+        "the cache does not delete it"
+        for name in ("other.json", "question_generation.json")
+    ]
+
+
+def test_an_old_prompt_never_replaces_one_saved_since(home: Path) -> None:
+    sio.save_prompt(sio.Predict(sio.Signature("q -> a", "New."), name="p"))
+    sio.Predict(sio.Signature("q -> a", "Old."), name="p").save(old_folder(home) / "p.json")
+    assert sio.load_prompt("p").signature.instructions == "New."
+    assert (old_folder(home) / "p.json").is_file()  # left for the user to delete
+
+
+def test_an_old_prompt_that_cannot_be_moved_is_read_where_it_is(
+    home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = home / "data"
+    (blocked / "structio").mkdir(parents=True)
+    (blocked / "structio" / "prompts").write_text("a file where the folder should be")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocked))
+    sio.Predict(sio.Signature("q -> a", "Old."), name="p").save(old_folder(home) / "p.json")
+    with caplog.at_level(logging.WARNING, logger="structio"):
+        assert sio.load_prompt("p").signature.instructions == "Old."
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "structio"]
+    assert warning.startswith(f"saved prompt {old_folder(home) / 'p.json'} could not be moved")
+    assert "clearing the cache folder would delete it" in warning
+    assert (old_folder(home) / "p.json").is_file()
+
+
+def test_structio_home_prompts_are_not_moved(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sio.Predict("q -> a", name="p").save(old_folder(home) / "p.json")
+    monkeypatch.setenv("STRUCTIO_HOME", str(home / "mine"))
+    with pytest.raises(sio.ConfigurationError, match=r"no saved prompt named 'p' in .*mine"):
+        sio.load_prompt("p")
+    assert (old_folder(home) / "p.json").is_file()

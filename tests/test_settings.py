@@ -91,3 +91,22 @@ def test_settings_are_checked() -> None:
         sio.context(adapter="json"),  # type: ignore[arg-type]
     ):
         pass
+
+
+def test_settings_lm_reads_what_is_in_effect_as_dspys_does() -> None:
+    import structio.settings
+
+    sio.configure(lm=None, adapter=None)
+    assert sio.settings.lm is None
+    assert structio.settings.adapter is None
+    outer = fake("global")
+    sio.configure(lm=outer)
+    assert sio.settings.lm is outer
+    inner, adapter = fake("scoped"), sio.JSONAdapter()
+    with sio.context(lm=inner, adapter=adapter):
+        assert sio.settings.lm is inner
+        assert sio.settings.adapter is adapter
+        assert sio.settings.callbacks == ()
+    assert sio.settings.lm is outer
+    with pytest.raises(AttributeError, match="no attribute 'lmm'"):
+        _ = sio.settings.lmm

@@ -22,6 +22,7 @@ from structio.adapters import (
     XMLAdapter,
 )
 from structio.call import Attempt, CallResult
+from structio.example import Example
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -72,7 +73,7 @@ from structio.lm import (
 from structio.media import Audio, File, Image
 from structio.observe import Callback, OpenTelemetryCallback
 from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
-from structio.predict import Predict, Prediction
+from structio.predict import ChainOfThought, Predict, Prediction, PredictionMeta
 from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.rendering.prompt import Part, Prompt, Truncation
@@ -85,6 +86,7 @@ from structio.signatures import (
     OutputField,
     Signature,
     SignatureField,
+    infer_prefix,
     make_signature,
 )
 from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream
@@ -144,6 +146,7 @@ __all__ = [
     "CallResult",
     "CallStartEvent",
     "Callback",
+    "ChainOfThought",
     "ChatAdapter",
     "ChatPromptFunction",
     "CompactAdapter",
@@ -151,6 +154,7 @@ __all__ = [
     "ConfigurationError",
     "ContextWindowExceededError",
     "DataError",
+    "Example",
     "FakeLM",
     "FieldDelta",
     "FieldValue",
@@ -177,6 +181,7 @@ __all__ = [
     "Part",
     "Predict",
     "Prediction",
+    "PredictionMeta",
     "Prompt",
     "PromptFunction",
     "RateLimitError",
@@ -213,6 +218,7 @@ __all__ = [
     "chatprompt",
     "configure",
     "context",
+    "infer_prefix",
     "inspect_history",
     "load_prompt",
     "make_signature",

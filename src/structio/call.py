@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal, Union
 
+from structio._util.log import logger
 from structio.adapters.base import Adapter, SignatureLike, as_signature, check_input_types
 from structio.adapters.native import Native
 from structio.exceptions import (
@@ -222,6 +223,19 @@ class _Request:
             tokens_before=self.prompt.token_count,
             tokens_after=sent.token_count,
             dropped=tuple(p.name for p in sent.dropped),
+        )
+        # A budget the caller set cuts every long prompt (INFO); the provider refusing the
+        # prompt is a surprise worth seeing (WARNING).
+        log = logger().info if reason == "max_prompt_tokens" else logger().warning
+        log(
+            "%s: prompt cut from %d to %d tokens to fit %s: dropped %s",
+            self.original.__name__,
+            truncation.tokens_before,
+            truncation.tokens_after,
+            f"max_prompt_tokens={limit}"
+            if reason == "max_prompt_tokens"
+            else f"the model's context window (a budget of {limit} tokens)",
+            ", ".join(truncation.dropped),
         )
         return dataclasses.replace(self, sent=sent, truncation=truncation)
 
@@ -576,6 +590,9 @@ def _call(request: _Request, lm: BaseLM, max_retries: int, scope: CallScope) -> 
 
 def _fallback(request: _Request, lm: BaseLM, failure: _UnreadableError) -> _Request:
     """The request of the fallback adapter, built as a call with it would build it."""
+    logger().warning(
+        "%s: %s (a second request)", request.original.__name__, _fallback_reason(failure)
+    )
     again = request.again()
     return _begin(
         failure.fallback,
@@ -638,6 +655,13 @@ def _reask(
     request: _Request, response: LMResponse, error: ParseError, number: int
 ) -> tuple[_Request, Attempt]:
     """The request that sends the model its answer back with what was wrong with it."""
+    logger().info(
+        "%s: re-ask %d with %s: the answer could not be used (%s)",
+        request.original.__name__,
+        number,
+        type(request.adapter).__name__,
+        _field_errors(error),
+    )
     feedback = request.adapter.retry_message(request.signature, error)
     answer = error.completion or response.text
     return request.reask(answer, feedback, number), Attempt(response, error, feedback)
@@ -824,6 +848,16 @@ def _stream_body(
 
 def _reask_reason(error: ParseError) -> str:
     return f"the answer could not be used ({_problems(error)}); asking again with what was wrong"
+
+
+def _field_errors(error: ParseError) -> str:
+    """Each invalid field with why, each missing one, for a log line."""
+    why = [f"{name}: {reason}" for name, (_, reason) in error.invalid.items()]
+    if error.missing:
+        why.append("missing: " + ", ".join(error.missing))
+    if error.problem and not why:
+        why.append(error.problem)
+    return "; ".join(why) or "no outputs"
 
 
 def _problems(error: ParseError) -> str:

@@ -2,28 +2,31 @@
 
 Exit codes: 0 when all went well, 1 when the data has problems (invalid examples, a
 completion that cannot be read, failed rows), 2 for usage errors (bad arguments, a
-signature or file that cannot be found), 130 when interrupted (Ctrl-C). Errors print as one
-line, ``structio: error: ...``, with any detail on the lines after it (indented). No input
-makes the command print a Python traceback: an error the command did not foresee (a bug)
-prints as one line too, says it is a bug to report, and exits 1.
+signature or file that cannot be found, read or written; a run stopped by the same error
+on row after row), 130 when interrupted (Ctrl-C). Errors print as one line, ``structio:
+error: ...``, with any detail on the lines after it (indented); warnings as ``structio:
+warning: ...``. No input makes the command print a Python traceback: an error the command
+did not foresee (a bug) prints as one line too, says it is a bug to report, and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from structio import __version__
+from structio._demos import checked_demos
 from structio._loading import load_signature
 from structio._util.data import jsonable
 from structio._util.files import read_jsonl
 from structio.adapters import ChatAdapter, JSONAdapter
-from structio.exceptions import DataError, ParseError, StructioError, UsageError
+from structio.exceptions import DataError, FormatError, ParseError, StructioError, UsageError
 from structio.lm.lm import LM
 from structio.predict import Predict
 
@@ -37,7 +40,7 @@ SIG_HELP = (
 MAIN_EXAMPLES = """\
 examples:
   structio format 'question -> answer: int' --inputs '{"question": "2+2?"}'
-  echo '[[ ## answer ## ]]\\n4' | structio parse 'question -> answer: int'
+  printf '[[ ## answer ## ]]\\n4\\n' | structio parse 'question -> answer: int'
   structio finetune examples/quickstart.py:Triage examples/data/tickets.jsonl -o train.jsonl
   structio validate train.jsonl
   structio run examples/quickstart.py:Triage tickets.csv -o preds.jsonl --model openai/gpt-4o-mini
@@ -55,7 +58,7 @@ examples:
 PARSE_EXAMPLES = """\
 examples:
   structio parse 'question -> answer: int' < completion.txt
-  echo '{"answer": 4}' | structio parse 'question -> answer: int' --adapter json
+  printf '{"answer": 4}' | structio parse 'question -> answer: int' --adapter json
 """
 
 FINETUNE_EXAMPLES = """\
@@ -73,6 +76,9 @@ VALIDATE_EXAMPLES = """\
 examples:
   structio validate train.jsonl
   structio validate train.jsonl --sig examples/quickstart.py:Triage --max-tokens 4096
+
+With --sig, each row must be in the format of --adapter (chat by default): its system
+message the one the adapter renders for the signature, its answer in the adapter's format.
 """
 
 RUN_EXAMPLES = """\
@@ -81,12 +87,20 @@ examples:
       --model openai/gpt-4o-mini
   structio run app.sigs:Triage rows.csv -o preds.jsonl --model openai/llama3.2 \\
       --api-base http://localhost:11434/v1 --concurrency 4
+  structio run app.sigs:Triage rows.csv -o preds.jsonl --model openai/my-model \\
+      --api-base https://llm.example.com/v1 --api-key-env MY_SERVER_KEY
 
   structio run app.sigs:Triage rows.jsonl -o preds.jsonl --model openai/gpt-4o-mini --batch
 
 Rerunning after an interruption skips the rows already in the output. Failed rows are
-listed in PREDICTIONS.errors.jsonl and retried by the next run. The API key comes from the
-provider's environment variable (OPENAI_API_KEY...).
+listed in PREDICTIONS.errors.jsonl and retried by the next run. When the same error fails
+5 rows in a row (a wrong model name, a server that is down, a rejected key), the run stops
+with that error (exit 2): fix it and rerun. Ctrl-C stops cleanly (exit 130): the calls in
+flight finish and are kept (Ctrl-C again leaves them).
+
+The API key comes from --api-key, from the variable --api-key-env names, or from the
+provider's environment variable (OPENAI_API_KEY...). A server given by --api-base gets no
+key unless one is given or set: local servers (Ollama, vLLM, llama.cpp) need none.
 
 With --batch the rows go through the provider's batch API: the estimated cost is printed
 first, the provider's counts while it works, the cost at the end. The batches are recorded
@@ -132,8 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 1
     except OSError as exc:
-        _error(_one_line(str(exc)) or type(exc).__name__)
-        return 1
+        # A path the user gave that cannot be opened, made or written is a usage error;
+        # a failure of the device itself (no path named) is not.
+        _error(_os_error_text(exc))
+        return 2 if exc.filename is not None else 1
     except Exception as exc:
         _error(
             f"unexpected {type(exc).__name__}: {_one_line(str(exc))} (this is a bug: "
@@ -154,6 +170,17 @@ def _one_line(text: str) -> str:
     return joined
 
 
+def _os_error_text(exc: OSError) -> str:
+    """One line for an `OSError`: what failed on which path, and what to check."""
+    if exc.filename is None:
+        return _one_line(str(exc)) or type(exc).__name__
+    where = repr(os.fsdecode(exc.filename))
+    if exc.filename2 is not None:
+        where += f" -> {os.fsdecode(exc.filename2)!r}"
+    reason = exc.strerror or type(exc).__name__
+    return _one_line(f"{where}: {reason}; check the path, its folder and the permissions")
+
+
 def _silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -166,6 +193,35 @@ def _error(message: str, detail: str | None = None) -> None:
     print(f"structio: error: {message}", file=sys.stderr)
     if detail:
         print(detail, file=sys.stderr)
+
+
+def _warn(message: str) -> None:
+    """The one way the command warns: one line on standard error."""
+    print(f"structio: warning: {_one_line(message)}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _library_warnings() -> Iterator[None]:
+    """Show the warnings structio logs (logger ``"structio"``) as the command's own.
+
+    Only for commands that log a handful (finetune, validate): a run's per-row messages
+    would bury its progress line.
+    """
+    import logging
+
+    from structio._util.log import logger
+
+    class ToWarn(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            _warn(record.getMessage())
+
+    handler = ToWarn(logging.WARNING)
+    log = logger()
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -217,8 +273,16 @@ def _parser() -> argparse.ArgumentParser:
 
     val = command("validate", "check a finetune JSONL file", VALIDATE_EXAMPLES)
     val.add_argument("file", metavar="FILE", help="the JSONL file to check")
-    val.add_argument("--sig", help="also check each answer reads as this signature's outputs")
-    _adapter_option(val)
+    val.add_argument(
+        "--sig",
+        help="also check each row is in the format --adapter gives this signature: its "
+        "system message and its answer",
+    )
+    val.add_argument(
+        "--adapter",
+        choices=("chat", "json"),
+        help="the wire format the rows must be in (with --sig; default chat)",
+    )
     _limit_options(val)
     val.set_defaults(handler=_validate)
 
@@ -229,6 +293,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, help="a model string, e.g. openai/gpt-4o-mini")
     run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
     run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
+    keys = run.add_mutually_exclusive_group()
+    keys.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="the API key (visible to other users in the process list: prefer --api-key-env)",
+    )
+    keys.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="read the API key from the environment variable NAME",
+    )
     run.add_argument(
         "--transport",
         choices=("auto", "direct", "litellm"),
@@ -288,12 +363,45 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _adapter(name: str) -> Any:
+def _adapter(name: str | None) -> Any:
     return JSONAdapter() if name == "json" else ChatAdapter()
 
 
 def _signature(ref: str) -> Any:
+    # `package.module:Class` resolves from the current folder, as under `python -m
+    # structio`; the `structio` script alone would search only installed packages. Last
+    # on the path, so that a local file never shadows an installed module.
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
     return load_signature(ref)
+
+
+def _checked_demos(sig: Any, path: str | None) -> list[dict[str, Any]]:
+    """The demos of ``--demos``, checked against the signature as `Predict` checks them.
+
+    Raises:
+        _CommandLineError: A demo does not fit the signature; the message names its line.
+    """
+    demos = _demos(path)
+    checked: list[dict[str, Any]] = []
+    for demo, where in zip(demos, _demo_places(path, len(demos)), strict=True):
+        try:
+            checked.extend(checked_demos(sig, [demo]))
+        except FormatError as exc:
+            reason = str(exc).removeprefix("demo 0: ")
+            raise _CommandLineError(f"demos {path!r}, {where}: {reason}") from None
+    return checked
+
+
+def _demo_places(path: str | None, count: int) -> list[str]:
+    """Where each demo is in its file: ``line N`` (JSON Lines) or ``item N`` (a JSON list)."""
+    if path is None:
+        return []
+    if Path(path).suffix.lower() == ".json":
+        return [f"item {n}" for n in range(1, count + 1)]
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [f"line {n}" for n, text in enumerate(lines, 1) if text.strip()][:count]
 
 
 def _demos(path: str | None) -> list[dict[str, Any]]:
@@ -348,7 +456,7 @@ def _format(args: argparse.Namespace) -> int:
     inputs = _json_argument(args.inputs, "--inputs")
     if not isinstance(inputs, dict):
         raise _CommandLineError("--inputs must be a JSON object of input name to value")
-    _print_json(_adapter(args.adapter).format(sig, _demos(args.demos), inputs))
+    _print_json(_adapter(args.adapter).format(sig, _checked_demos(sig, args.demos), inputs))
     return 0
 
 
@@ -392,54 +500,128 @@ def _read_standard_input() -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _print_report(text: str) -> None:
+    print(text)
+    sys.stdout.flush()  # here, so that a closed pipe is reported by `main`
+
+
+def _check_output(path: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done.
+
+    Raises:
+        _CommandLineError: ``path`` is a folder, or lies under a file rather than a folder.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise _CommandLineError(f"the output {path!r} is a folder; give a file name")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise _CommandLineError(
+                    f"the output {path!r} cannot be written: {str(parent)!r} is a file, "
+                    "not a folder"
+                )
+            return
+
+
 def _finetune(args: argparse.Namespace) -> int:
     from structio.finetune import write_jsonl
 
-    summary = write_jsonl(
-        _signature(args.sig),
-        args.data,
-        args.output,
-        adapter=_adapter(args.adapter),
-        demos=_demos(args.demos),
-        skip_invalid=args.skip_invalid,
-        max_tokens=args.max_tokens,
-        model=args.model,
-        training_price=args.training_price,
-        epochs=args.epochs,
-        progress=True,
-    )
-    print(summary.report())
+    sig = _signature(args.sig)
+    _check_output(args.output)
+    with _library_warnings():
+        summary = write_jsonl(
+            sig,
+            args.data,
+            args.output,
+            adapter=_adapter(args.adapter),
+            demos=_checked_demos(sig, args.demos),
+            skip_invalid=args.skip_invalid,
+            max_tokens=args.max_tokens,
+            model=args.model,
+            training_price=args.training_price,
+            epochs=args.epochs,
+            progress=True,
+        )
+    _print_report(summary.report())
     return 1 if summary.problem_count else 0
 
 
 def _validate(args: argparse.Namespace) -> int:
     from structio.finetune import validate
 
-    summary = validate(
-        args.file,
-        signature=_signature(args.sig) if args.sig else None,
-        adapter=_adapter(args.adapter),
-        max_tokens=args.max_tokens,
-        model=args.model,
-        progress=True,
-    )
-    print(summary.report())
+    if args.adapter is not None and not args.sig:
+        raise _CommandLineError(
+            "--adapter checks each row against a signature's format: pass --sig too"
+        )
+    with _library_warnings():
+        summary = validate(
+            args.file,
+            signature=_signature(args.sig) if args.sig else None,
+            adapter=_adapter(args.adapter),
+            max_tokens=args.max_tokens,
+            model=args.model,
+            progress=True,
+        )
+    _print_report(summary.report())
     return 1 if summary.problem_count else 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    from structio.run import run_batch, run_file
+# Sent as the key to an --api-base server when none is given: litellm's OpenAI client
+# refuses to send a request without one, and a server that asks for none ignores it.
+NO_KEY = "no-key"
+
+
+def _api_key(args: argparse.Namespace) -> str | None:
+    """The key of ``--api-key`` or of the variable ``--api-key-env`` names, if given.
+
+    Raises:
+        _CommandLineError: The variable named is not set (or empty).
+    """
+    if args.api_key_env is None:
+        return str(args.api_key) if args.api_key else None
+    key = os.environ.get(args.api_key_env)
+    if not key:
+        raise _CommandLineError(
+            f"--api-key-env names the environment variable {args.api_key_env}, which is not "
+            f"set; export {args.api_key_env}=... first (or pass --api-key)"
+        )
+    return key
+
+
+def _lm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The LM's settings from the command line (the key included, when one is needed)."""
+    from structio.lm import _http
 
     options: dict[str, Any] = {"cache": not args.no_cache, "transport": args.transport}
     if args.api_base:
         options["api_base"] = args.api_base
     if args.temperature is not None:
         options["temperature"] = args.temperature
+    key = _api_key(args)
+    if key is not None:
+        options["api_key"] = key
+    elif args.api_base and _http.choose_transport(args.model, args.transport, options) == (
+        "litellm"
+    ):
+        # The direct transport sends no key to a server of --api-base when none is set;
+        # litellm demands one. A key in the provider's variable is still litellm's to send.
+        variables = _http.key_variables(args.model)
+        if variables is not None and not any(os.environ.get(name) for name in variables):
+            options["api_key"] = NO_KEY
+    return options
+
+
+def _run(args: argparse.Namespace) -> int:
+    from structio.run import run_batch, run_file
+
+    sig = _signature(args.sig)
+    _check_output(args.output)
     predict = Predict(
-        _signature(args.sig),
-        lm=LM(args.model, **options),
+        sig,
+        lm=LM(args.model, **_lm_options(args)),
         adapter=_adapter(args.adapter),
-        demos=_demos(args.demos),
+        demos=_checked_demos(sig, args.demos),
     )
     if args.batch:
         if args.poll_interval < 0:
@@ -453,7 +635,23 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         summary = run_file(predict, args.data, args.output, concurrency=args.concurrency)
-    print(summary.report())
+    _print_report(summary.report())
+    if summary.interrupted:
+        _error(f"interrupted; rerun the same command to do the rest ({args.output})")
+        return 130
+    refused = summary.stopped_by == "AuthenticationError" or (
+        bool(summary.failed)
+        and all(error.startswith("AuthenticationError") for _, error in summary.failed)
+    )
+    hint = (
+        "the server refused the key, or asked for one: pass --api-key KEY or --api-key-env "
+        "NAME (or set the provider's variable, e.g. OPENAI_API_KEY)"
+    )
+    if summary.stopped:
+        _error(summary.stopped, f"  {hint}" if refused else None)
+        return 2
+    if refused:
+        _warn(hint)
     return 1 if summary.failed else 0
 
 

@@ -37,6 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._demos import InvalidFieldError, checked_demos, typed_values
 from structio._util.files import JSONLine, atomic_write, read_jsonl
+from structio._util.log import logger
 from structio._util.progress import Progress
 from structio.adapters.base import as_signature
 from structio.exceptions import (
@@ -455,8 +456,13 @@ def validate(
     ``role``, non-empty string ``content`` (and optionally ``name``, ``weight``); roles in
     order (an optional system message first, then user and assistant turns alternating,
     ending with assistant); tokens per row against ``max_tokens`` (or the model's limit);
-    duplicate rows; and, with a ``signature``, that each final answer reads with the
-    adapter (by default the configured one, else `ChatAdapter`, as `Predict` chooses).
+    duplicate rows; and, with a ``signature``, that each row is in the adapter's format
+    (by default the configured adapter, else `ChatAdapter`, as `Predict` chooses): its
+    system message is the one the adapter renders for the signature, and its final answer
+    reads with the adapter's own reader (a JSON answer is not `ChatAdapter`'s, even though
+    it reads one), so a file written for another adapter is caught at its first line.
+    With a ``model`` that litellm's map gives no token limit, a warning is logged (logger
+    ``"structio"``): no limit is checked.
 
     Raises:
         ConfigurationError: The file does not exist.
@@ -470,12 +476,13 @@ def validate(
     summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
     tokenizer = get_tokenizer(encoding)
     seen = _Seen()
+    shape = _Shape(sig, chosen) if sig is not None else None
     bar = Progress.over(file, label="validate", enabled=progress)
     try:
         with file.open(encoding="utf-8") as handle:
             for item in read_jsonl(handle):
                 summary.rows += 1
-                problem = _check_line(item, sig, chosen, tokenizer, summary, seen)
+                problem = _check_line(item, shape, tokenizer, summary, seen)
                 if problem is not None:
                     summary.add_problem(problem)
                     summary.skipped += 1
@@ -486,10 +493,63 @@ def validate(
     return summary
 
 
+class _Shape:
+    """What a row written by ``adapter`` for ``sig`` looks like.
+
+    Its system message, and the reader that finds the adapter's own answers (``sections``
+    for `ChatAdapter`, ``JSON`` for `JSONAdapter`).
+    """
+
+    def __init__(self, sig: type[Signature], adapter: Adapter) -> None:
+        self.sig = sig
+        self.adapter = adapter
+        self.name = type(adapter).__name__
+        self.system = adapter.format_system_message(sig)
+        self._own_reader: str | None = None
+
+    def own_reader(self, values: Mapping[str, Any]) -> str:
+        """How the adapter's answers read: found once, by reading one it writes."""
+        if self._own_reader is None:
+            written = self.adapter.format_assistant_message_content(self.sig, dict(values))
+            self._own_reader = self.adapter.read(self.sig, written).reader
+        return self._own_reader
+
+    def problem(self, messages: list[dict[str, Any]]) -> str | None:
+        """What is not in the adapter's format in a well-formed row, or ``None``."""
+        hint = "is the file in another format? check --adapter (adapter=)"
+        first = messages[0]
+        if first.get("role") != "system":
+            return f"no system message, but {self.name}'s prompts begin with one; {hint}"
+        if first["content"] != self.system:
+            at = _first_difference(first["content"], self.system)
+            return (
+                f"the system message is not the one {self.name} writes for "
+                f"{self.sig.__name__} (it differs at character {at:,}); {hint}"
+            )
+        try:
+            reading = self.adapter.read(self.sig, messages[-1]["content"])
+        except ParseError as exc:
+            return f"the final answer does not read as {self.sig.__name__}: {exc}"
+        own = self.own_reader(reading.values)
+        if reading.reader != own:
+            return (
+                f"the final answer is written as {reading.reader}, not as {self.name} writes "
+                f"answers ({own}); {hint}"
+            )
+        return None
+
+
+def _first_difference(text: str, expected: str) -> int:
+    """The position (from 1) of the first character where ``text`` leaves ``expected``."""
+    for index, (got, want) in enumerate(zip(text, expected, strict=False)):
+        if got != want:
+            return index + 1
+    return min(len(text), len(expected)) + 1
+
+
 def _check_line(
     item: JSONLine,
-    sig: type[Signature] | None,
-    adapter: Adapter,
+    shape: _Shape | None,
     tokenizer: Tokenizer,
     summary: Summary,
     seen: _Seen,
@@ -506,11 +566,10 @@ def _check_line(
     problem = _check_messages(messages)
     if problem is not None:
         return Problem(line, problem)
-    if sig is not None:
-        try:
-            adapter.parse(sig, messages[-1]["content"])
-        except ParseError as exc:
-            return Problem(line, f"the final answer does not read as {sig.__name__}: {exc}")
+    if shape is not None:
+        wrong = shape.problem(messages)
+        if wrong is not None:
+            return Problem(line, wrong)
     text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
     return _tally(line, "line", messages, text, tokenizer, summary, seen)
 
@@ -612,10 +671,19 @@ def _describe(source: Any) -> str:
 
 
 def _model_limit(model: str | None) -> int | None:
+    """The model's input limit from litellm's map; a model without one is logged."""
     if model is None:
         return None
     info = model_info(model)  # litellm's model map, read without importing litellm
-    return info.max_input_tokens if info else None
+    limit = info.max_input_tokens if info else None
+    if limit is None:
+        # Said out loud: naming a model reads as "checked against its limit".
+        logger().warning(
+            "litellm's model map has no token limit for model %r, so no row is checked "
+            "against one; pass max_tokens= (--max-tokens) to check a limit",
+            model,
+        )
+    return limit
 
 
 # litellm's price map has no training prices today; these keys are read if it gains them.

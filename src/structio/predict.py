@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import json
 import os
 import pathlib
@@ -17,7 +18,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from structio import call as calling
 from structio._demos import checked_demos, demo_from_data, demo_to_data
@@ -28,14 +29,22 @@ from structio._util.progress import Progress
 from structio._util.secrets import check_endpoints, public_params
 from structio.adapters.base import Adapter, SignatureLike
 from structio.call import Attempt, CallResult, Route, StreamOut
-from structio.exceptions import BatchError, ConfigurationError, SignatureError
-from structio.lm.base import BaseLM
+from structio.example import Example, to_plain
+from structio.exceptions import (
+    BatchError,
+    ConfigurationError,
+    FormatError,
+    SignatureError,
+    UsageError,
+)
+from structio.lm.base import BaseLM, openai_usage
 from structio.lm.lm import LM
 from structio.lm.types import LMResponse, Usage
 from structio.parsing.clean import drafts
 from structio.parsing.stream import StreamEvent
 from structio.rendering.prompt import Truncation, TruncationStep
 from structio.settings import resolve_adapter, resolve_lm
+from structio.signatures.field import OutputField, SignatureField
 from structio.signatures.signature import (
     Signature,
     SignatureMeta,
@@ -48,12 +57,23 @@ from structio.streams import AsyncStream, Stream
 if TYPE_CHECKING:
     from structio.batch import BatchJob
 
-__all__ = ["FORMAT_VERSION", "Predict", "Prediction", "check_name", "read_saved"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ChainOfThought",
+    "Completions",
+    "Predict",
+    "Prediction",
+    "PredictionMeta",
+    "check_name",
+    "read_saved",
+]
 
 # Keyword arguments of a call that are not inputs of the signature.
 _CALL_OPTIONS = ("adapter", "lm", "params", "config", "max_retries")
 
 FORMAT_VERSION = 1
+_P = TypeVar("_P", bound="Predict")
+_P_co = TypeVar("_P_co", bound="Predict", covariant=True)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
@@ -96,19 +116,18 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
     return data
 
 
-class Prediction(Mapping[str, Any]):
-    """The outputs of one call, read as attributes (``pred.answer``) or keys.
+@dataclasses.dataclass(frozen=True)
+class PredictionMeta:
+    """How a prediction was made: the route, the tokens, the cost, the raw responses.
 
-    ``pred.reasoning`` is the model's native reasoning (`lm_reasoning`) unless the
-    signature has an output of that name, which always comes first.
+    ``pred.meta`` holds it (``Prediction.meta_of(pred)`` when an output is named ``meta``).
 
     Attributes:
-        completions: The outputs of every choice (``n=``); the first is this prediction.
         route: How the outputs were read: ``"chat"``, ``"json"``, ``"json_reparse"``
             (ChatAdapter's completion read as JSON, no new request) or ``"json_request"``
-            (a second request in JSON was needed). ``path`` is its former name.
+            (a second request in JSON was needed).
         usage: Tokens of every request made (zero for cache hits).
-        cost: Cost in USD when litellm knows the price (0.0 for cache hits), else ``None``.
+        cost: Cost in USD when the price is known (0.0 for cache hits), else ``None``.
         responses: The raw model responses, in order.
         truncation: What was cut from the prompt to fit (``max_prompt_tokens``, or the
             model's context window after the provider refused the prompt), or ``None``.
@@ -120,57 +139,173 @@ class Prediction(Mapping[str, Any]):
             include them.
     """
 
-    __slots__ = (
-        "_values",
-        "attempts",
-        "completions",
-        "cost",
-        "max_tokens_reached",
-        "responses",
-        "route",
-        "truncation",
-        "usage",
-    )
+    route: Route = "chat"
+    usage: Usage = dataclasses.field(default_factory=Usage)
+    cost: float | None = None
+    responses: tuple[LMResponse, ...] = ()
+    truncation: Truncation | None = None
+    max_tokens_reached: bool = False
+    attempts: tuple[Attempt, ...] = ()
+
+    @classmethod
+    def from_result(cls, result: CallResult) -> PredictionMeta:
+        """What a call's result says about how it was made."""
+        return cls(
+            route=result.route,
+            usage=result.usage,
+            cost=result.cost,
+            responses=tuple(result.responses),
+            truncation=result.truncation,
+            max_tokens_reached=result.max_tokens_reached,
+            attempts=tuple(result.attempts),
+        )
+
+    def lm_usage(self) -> dict[str, dict[str, Any]]:
+        """Tokens per model, as DSPy's ``get_lm_usage()`` gives them (cache hits left out)."""
+        totals: dict[str, Usage] = {}
+        for response in self.responses:
+            if not response.cached:  # as DSPy: a cache hit bills nothing
+                before = totals.get(response.model)
+                totals[response.model] = (
+                    response.usage if before is None else before + response.usage
+                )
+        return {model: openai_usage(usage) for model, usage in totals.items()}
+
+
+_NO_META = PredictionMeta()
+
+
+class Prediction(Mapping[str, Any]):
+    """The outputs of one call, read as attributes (``pred.answer``) or keys.
+
+    Every output reads back as itself, whatever its name: an output named ``cost``,
+    ``route``, ``items`` or ``keys`` is ``pred.cost``, ``pred.route``... How the call went
+    (route, usage, cost, raw responses, truncation, re-asks) is ``pred.meta``, a
+    `PredictionMeta`; if an output is itself named ``meta``, ``pred.meta`` is that output
+    and ``Prediction.meta_of(pred)`` the call's. A method is always reachable from the
+    class: ``Prediction.to_dict(pred)`` even with an output named ``to_dict``.
+
+    ``pred.reasoning`` is the model's native reasoning (`lm_reasoning`) unless the
+    signature has an output of that name. Built by keywords too, as DSPy's:
+    ``Prediction(answer="4")``.
+
+    Attributes:
+        meta: How the call was made (`PredictionMeta`).
+        completions: The outputs of every choice (``n=``): ``pred.completions[1]`` is the
+            second one's prediction, ``pred.completions.answer`` the list of every choice's
+            ``answer``.
+        route: ``meta.route``, unless an output has that name (so are ``path``, ``usage``,
+            ``cost``, ``responses``, ``truncation``, ``max_tokens_reached`` and
+            ``attempts``: each its `PredictionMeta` attribute).
+    """
+
+    __slots__ = ("_completions", "_meta", "_values")
 
     _values: dict[str, Any]
-    attempts: list[Attempt]
-    completions: list[dict[str, Any]]
-    route: Route
-    usage: Usage
-    cost: float | None
-    responses: list[LMResponse]
-    truncation: Truncation | None
-    max_tokens_reached: bool
+    _completions: list[dict[str, Any]] | None
+    _meta: PredictionMeta
 
-    def __init__(
-        self,
-        values: Mapping[str, Any],
-        *,
-        completions: Sequence[Mapping[str, Any]] | None = None,
-        route: Route = "chat",
-        usage: Usage | None = None,
-        cost: float | None = None,
-        responses: Sequence[LMResponse] = (),
-        truncation: Truncation | None = None,
-        path: Route | None = None,
-        max_tokens_reached: bool = False,
-        attempts: Sequence[Attempt] = (),
-    ) -> None:
+    def __init__(self, values: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
         set_ = object.__setattr__
-        set_(self, "attempts", list(attempts))
-        set_(self, "_values", dict(values))
-        set_(self, "completions", [dict(c) for c in completions] if completions else [dict(values)])
-        set_(self, "route", path if path is not None else route)
-        set_(self, "usage", usage or Usage())
-        set_(self, "cost", cost)
-        set_(self, "responses", list(responses))
-        set_(self, "truncation", truncation)
-        set_(self, "max_tokens_reached", max_tokens_reached)
+        merged = dict(values) if values is not None else {}
+        merged.update(fields)
+        set_(self, "_values", merged)
+        set_(self, "_completions", None)  # the one choice: the values themselves
+        set_(self, "_meta", _NO_META)
+
+    @classmethod
+    def from_result(cls, result: CallResult) -> Prediction:
+        """Build a prediction from what a call returned."""
+        return _made(
+            cls,
+            result.outputs[0] if result.outputs else {},
+            result.outputs if len(result.outputs) > 1 else None,
+            PredictionMeta.from_result(result),
+        )
+
+    # An output's name always reads the output: looked up before the class's attributes,
+    # so no method or metadata property can hide one. Private names skip the lookup.
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_":
+            values = object.__getattribute__(self, "_values")
+            if name in values:
+                return values[name]
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # copy and pickle probe hooks on bare instances
+            raise AttributeError(name)
+        if name == "reasoning":  # no output of that name: the model's own reasoning
+            return self.lm_reasoning
+        fields = ", ".join(self._values) or "none"
+        raise AttributeError(f"Prediction has no field {name!r}; its fields: {fields}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Prediction is read-only")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*object.__dir__(self), *self._values})
+
+    # -- what the call was --------------------------------------------------------------------
+
+    @property
+    def meta(self) -> PredictionMeta:
+        """How the call was made: route, usage, cost, responses, truncation, re-asks."""
+        return self._meta
+
+    @staticmethod
+    def meta_of(prediction: Prediction) -> PredictionMeta:
+        """``prediction.meta``, also when an output is named ``meta``."""
+        return prediction._meta
+
+    @property
+    def route(self) -> Route:
+        """``meta.route``: how the outputs were read."""
+        return self._meta.route
 
     @property
     def path(self) -> Route:
         """The former name of `route`."""
-        return self.route
+        return self._meta.route
+
+    @property
+    def usage(self) -> Usage:
+        """``meta.usage``: tokens of every request made."""
+        return self._meta.usage
+
+    @property
+    def cost(self) -> float | None:
+        """``meta.cost``: cost in USD, when known."""
+        return self._meta.cost
+
+    @property
+    def responses(self) -> list[LMResponse]:
+        """``meta.responses``, as a list."""
+        return list(self._meta.responses)
+
+    @property
+    def truncation(self) -> Truncation | None:
+        """``meta.truncation``: what was cut from the prompt, if anything."""
+        return self._meta.truncation
+
+    @property
+    def max_tokens_reached(self) -> bool:
+        """``meta.max_tokens_reached``."""
+        return self._meta.max_tokens_reached
+
+    @property
+    def attempts(self) -> list[Attempt]:
+        """``meta.attempts``, as a list."""
+        return list(self._meta.attempts)
+
+    def get_lm_usage(self) -> dict[str, dict[str, Any]]:
+        """Tokens per model string, as DSPy's ``Prediction.get_lm_usage()`` gives them.
+
+        Each model's counts are OpenAI's usage names (``prompt_tokens``,
+        ``completion_tokens``, ``total_tokens`` and their details); cache hits are left out.
+        ``meta.cost`` is the cost.
+        """
+        return self._meta.lm_usage()
 
     @property
     def lm_reasoning(self) -> str | None:
@@ -180,39 +315,19 @@ class Prediction(Mapping[str, Any]):
         the parser set aside; ``None`` when the model gave neither. ``pred.reasoning`` is
         this too, unless the signature has an output named ``reasoning``.
         """
-        if not self.responses or not self.responses[-1].completions:
+        responses = self._meta.responses
+        if not responses or not responses[-1].completions:
             return None
-        completion = self.responses[-1].completions[0]
+        completion = responses[-1].completions[0]
         return completion.reasoning or drafts(completion.text)
 
-    @classmethod
-    def from_result(cls, result: CallResult) -> Prediction:
-        """Build a prediction from what a call returned."""
-        return cls(
-            result.outputs[0] if result.outputs else {},
-            completions=result.outputs,
-            route=result.route,
-            usage=result.usage,
-            cost=result.cost,
-            responses=result.responses,
-            truncation=result.truncation,
-            max_tokens_reached=result.max_tokens_reached,
-            attempts=result.attempts,
-        )
+    @property
+    def completions(self) -> Completions:
+        """The outputs of every choice (``n=``); the first is this prediction."""
+        items = self._completions
+        return Completions([self._values] if items is None else items, self._meta)
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            if name == "reasoning":  # no output of that name: the model's own reasoning
-                return self.lm_reasoning
-            fields = ", ".join(self._values) or "none"
-            raise AttributeError(
-                f"Prediction has no field {name!r}; its fields: {fields}"
-            ) from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Prediction is read-only")
+    # -- the values ---------------------------------------------------------------------------
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -223,11 +338,14 @@ class Prediction(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Prediction):
             return self._values == other._values
         if isinstance(other, Mapping):
-            return self._values == dict(other)
+            return self._values == {key: other[key] for key in other}
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
@@ -236,9 +354,149 @@ class Prediction(Mapping[str, Any]):
         body = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
         return f"Prediction({body})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_made, (type(self), self._values, self._completions, self._meta))
+
     def to_dict(self) -> dict[str, Any]:
         """The output values as a plain dict."""
         return dict(self._values)
+
+    def toDict(self) -> dict[str, Any]:  # noqa: N802 - DSPy's name
+        """The output values as a plain dict, models in them as dicts too (as DSPy's)."""
+        return {key: to_plain(value) for key, value in self._values.items()}
+
+
+def _made(
+    cls: type[Prediction],
+    values: Mapping[str, Any],
+    completions: Sequence[Mapping[str, Any]] | None,
+    meta: PredictionMeta,
+) -> Prediction:
+    """A prediction with its call's metadata (and its other choices, if ``n`` > 1)."""
+    prediction = cls.__new__(cls)
+    set_ = object.__setattr__
+    set_(prediction, "_values", dict(values))
+    set_(prediction, "_completions", [dict(c) for c in completions] if completions else None)
+    set_(prediction, "_meta", meta)
+    return prediction
+
+
+class Completions(Sequence[Prediction]):
+    """The outputs of every choice of a call: ``completions[i]`` or ``completions.answer``.
+
+    Indexing gives a choice's `Prediction`; an output's name gives that output of every
+    choice, in order (as DSPy's ``pred.completions.answer``). Equal to a list of dicts of
+    the same outputs.
+    """
+
+    __slots__ = ("_items", "_meta")
+
+    _items: list[dict[str, Any]]
+    _meta: PredictionMeta
+
+    def __init__(self, items: list[dict[str, Any]], meta: PredictionMeta) -> None:
+        object.__setattr__(self, "_items", items)
+        object.__setattr__(self, "_meta", meta)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_":
+            items = object.__getattribute__(self, "_items")
+            if items and name in items[0]:
+                return [item.get(name) for item in items]
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        fields = ", ".join(self._items[0]) if self._items else "none"
+        raise AttributeError(f"Completions has no field {name!r}; the fields: {fields}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Completions is read-only")
+
+    @overload
+    def __getitem__(self, index: int) -> Prediction: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Prediction]: ...
+
+    def __getitem__(self, index: int | slice) -> Prediction | list[Prediction]:
+        if isinstance(index, slice):
+            return [_made(Prediction, item, None, self._meta) for item in self._items[index]]
+        return _made(Prediction, self._items[index], None, self._meta)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Prediction]:
+        for item in self._items:
+            yield _made(Prediction, item, None, self._meta)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Completions):
+            return self._items == other._items
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(other) == len(self._items) and all(
+                mine == theirs for mine, theirs in zip(self._items, other, strict=True)
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Completions({self._items!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Completions, (self._items, self._meta))
+
+
+class _Loader(Protocol[_P_co]):
+    def __call__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        trust_endpoint: bool = False,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> _P_co: ...
+
+
+class _ClassOrInstanceLoad:
+    """``Predict.load(path)`` builds a new predictor; ``predictor.load(path)`` fills that one.
+
+    Read a prompt that `save` wrote, importing only the modules allowed. Called on an
+    instance (as DSPy's ``program.load(path)`` is), the file's signature, demos, adapter,
+    options and model go into that instance, which is returned; the instance keeps its own
+    model when the file has none, and the file must be of the same inputs and outputs.
+
+    Args:
+        path: The file.
+        trust_endpoint: Use the endpoint the file sets (see `Predict.from_dict`).
+        allowed_modules: More modules whose classes the file may name (see
+            `Predict.from_dict`); each name allows its submodules.
+        trust_types: Allow the file to import any module: only for a file you trust as
+            you trust code.
+
+    Raises:
+        ConfigurationError: The file cannot be read, is not a saved prompt, sets an
+            endpoint and ``trust_endpoint`` is False, names an adapter class of a module
+            that is not allowed, or (loading into an instance) has other fields.
+        SignatureError: A type it names is of a module that is not allowed, or cannot
+            be imported; the message names it and says how to allow it.
+    """
+
+    def __get__(self, obj: _P | None, owner: type[_P]) -> _Loader[_P]:
+        if obj is None:
+            return cast("_Loader[_P]", owner._load_new)
+        return cast("_Loader[_P]", obj._load_into)
+
+
+def _field_names(signature: type[Signature]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return tuple(signature.input_fields), tuple(signature.output_fields)
+
+
+def _spec(names: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
+    return f"'{', '.join(names[0])} -> {', '.join(names[1])}'"
 
 
 class Predict:
@@ -461,8 +719,10 @@ class Predict:
         """Write the prompt to one readable JSON file, atomically (see `to_dict`)."""
         write_json(pathlib.Path(path), self.to_dict())
 
+    load = _ClassOrInstanceLoad()
+
     @classmethod
-    def load(
+    def _load_new(
         cls,
         path: str | os.PathLike[str],
         *,
@@ -470,29 +730,40 @@ class Predict:
         allowed_modules: Iterable[str] | None = None,
         trust_types: bool = False,
     ) -> Predict:
-        """Read a prompt that `save` wrote, importing only the modules allowed.
-
-        Args:
-            path: The file.
-            trust_endpoint: Use the endpoint the file sets (see `from_dict`).
-            allowed_modules: More modules whose classes the file may name (see
-                `from_dict`); each name allows its submodules.
-            trust_types: Allow the file to import any module: only for a file you trust as
-                you trust code.
-
-        Raises:
-            ConfigurationError: The file cannot be read, is not a saved prompt, sets an
-                endpoint and ``trust_endpoint`` is False, or names an adapter class of a
-                module that is not allowed.
-            SignatureError: A type it names is of a module that is not allowed, or cannot
-                be imported; the message names it and says how to allow it.
-        """
+        """``Predict.load(path)``: a new predictor from a file `save` wrote (see `load`)."""
         return cls.from_dict(
             read_saved(pathlib.Path(path)),
             trust_endpoint=trust_endpoint,
             allowed_modules=allowed_modules,
             trust_types=trust_types,
         )
+
+    def _load_into(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        trust_endpoint: bool = False,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> Predict:
+        """``predictor.load(path)``: the file's prompt put into this predictor (see `load`)."""
+        loaded = self._load_new(
+            path,
+            trust_endpoint=trust_endpoint,
+            allowed_modules=allowed_modules,
+            trust_types=trust_types,
+        )
+        mine, theirs = _field_names(self.signature), _field_names(loaded.signature)
+        if mine != theirs:
+            raise ConfigurationError(
+                f"{str(path)!r} holds a prompt for {_spec(theirs)}, not for this "
+                f"{type(self).__name__}'s {_spec(mine)}; load it as a new one with "
+                f"structio.{type(self).__name__}.load(path)"
+            )
+        keep_lm = self.lm if loaded.lm is None else loaded.lm  # a file without a model
+        self.__dict__.update(loaded.__dict__)
+        self.lm = keep_lm
+        return self
 
     # -- showing the prompt -----------------------------------------------------------------
 
@@ -529,6 +800,8 @@ class Predict:
 
     def __call__(
         self,
+        example: Mapping[str, Any] | None = None,
+        /,
         *,
         adapter: Adapter | None = None,
         lm: BaseLM | None = None,
@@ -540,6 +813,8 @@ class Predict:
         """Run the model on ``inputs`` and return the typed outputs.
 
         Args:
+            example: The inputs as one `Example` (only the inputs `Example.with_inputs`
+                marked are sent) or dict, besides or instead of keywords.
             adapter: Use this adapter for this call only.
             lm: Use this model for this call only.
             params: Request parameters for this call only (``{"temperature": 1.0, "n": 3}``).
@@ -548,12 +823,15 @@ class Predict:
             **inputs: The signature's inputs.
 
         Raises:
-            FormatError: An input is missing or unknown.
+            FormatError: An input is missing or unknown, or given both in ``example`` and
+                as a keyword.
             ParseError: The completion cannot be read (after the fallback, or the last
                 re-ask: ``error.attempts`` holds the earlier errors).
             LMError: The provider failed.
         """
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        if example is not None:
+            inputs = _example_inputs(self.signature, example, inputs)
         result = calling.call(
             chosen_adapter,
             chosen_lm,
@@ -570,6 +848,8 @@ class Predict:
 
     async def acall(
         self,
+        example: Mapping[str, Any] | None = None,
+        /,
         *,
         adapter: Adapter | None = None,
         lm: BaseLM | None = None,
@@ -580,6 +860,8 @@ class Predict:
     ) -> Prediction:
         """Async form of calling the predictor."""
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        if example is not None:
+            inputs = _example_inputs(self.signature, example, inputs)
         result = await calling.acall(
             chosen_adapter,
             chosen_lm,
@@ -596,6 +878,8 @@ class Predict:
 
     def stream(
         self,
+        example: Mapping[str, Any] | None = None,
+        /,
         *,
         adapter: Adapter | None = None,
         lm: BaseLM | None = None,
@@ -627,6 +911,8 @@ class Predict:
                 streamed is not retried.
         """
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        if example is not None:
+            inputs = _example_inputs(self.signature, example, inputs)
         source = calling.stream(
             chosen_adapter,
             chosen_lm,
@@ -643,6 +929,8 @@ class Predict:
 
     def astream(
         self,
+        example: Mapping[str, Any] | None = None,
+        /,
         *,
         adapter: Adapter | None = None,
         lm: BaseLM | None = None,
@@ -653,6 +941,8 @@ class Predict:
     ) -> AsyncStream[Prediction]:
         """Async form of `stream`: ``async for item in predictor.astream(...)``."""
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
+        if example is not None:
+            inputs = _example_inputs(self.signature, example, inputs)
         source = calling.astream(
             chosen_adapter,
             chosen_lm,
@@ -671,7 +961,8 @@ class Predict:
         self,
         inputs: Iterable[Mapping[str, Any]],
         *,
-        max_concurrency: int = 8,
+        max_concurrency: int | None = None,
+        num_threads: int | None = None,
         progress: bool = True,
         return_exceptions: bool = True,
         **call_options: Any,
@@ -690,23 +981,30 @@ class Predict:
         the calls running finish, and it propagates.
 
         Args:
-            inputs: One dict of inputs per call: a list, or any iterable such as a
-                generator (the progress bar shows a total when it has a ``len()``).
-            max_concurrency: How many calls run at once.
+            inputs: One dict (or `Example`) of inputs per call: a list, or any iterable
+                such as a generator (the progress bar shows a total when it has a
+                ``len()``).
+            max_concurrency: How many calls run at once (default 8).
+            num_threads: DSPy's name for ``max_concurrency``.
             progress: Show a progress bar (only when standard error is a terminal).
             return_exceptions: Put a failed item's exception in its place in the results
                 (default). If False, every item still runs, then a `BatchError` holding all
                 results is raised when any failed, so no finished work is lost.
-            **call_options: ``adapter=``, ``lm=`` or ``params=`` for every call.
+            **call_options: ``adapter=``, ``lm=``, ``params=`` (or ``config=``) or
+                ``max_retries=`` for every call.
 
         Raises:
             BatchError: ``return_exceptions=False`` and at least one item failed.
+            UsageError: A keyword is none of these (checked before any call), or both
+                ``max_concurrency`` and ``num_threads`` are given.
             ConfigurationError: ``max_concurrency`` is not a positive int, ``inputs`` is a
                 single dict, or a list or tuple holds an item that is not a dict.
         """
         import threading
         from concurrent.futures import ThreadPoolExecutor
 
+        max_concurrency = _concurrency(max_concurrency, num_threads)
+        _check_call_options(self.signature, call_options, "batch")
         total = _check_batch(inputs, max_concurrency)
         bar = Progress(total, label=self.signature.__name__, enabled=progress)
         results: list[Prediction | BaseException] = []
@@ -720,7 +1018,7 @@ class Predict:
             try:
                 if isinstance(item, ConfigurationError):
                     raise item
-                results[index] = self(**call_options, **item)
+                results[index] = self(item, **call_options)
                 bar.advance()
             except Exception as exc:
                 results[index] = exc
@@ -820,7 +1118,10 @@ class Predict:
         )
         return submit(
             call,
-            {number: dict(item) for number, item in enumerate(items, 1)},
+            {
+                number: _example_inputs(self.signature, item, {})
+                for number, item in enumerate(items, 1)
+            },
             wrap=Prediction.from_result,
             state=None if state is None else pathlib.Path(state),
             limits=BatchLimits(max_requests, max_bytes),
@@ -831,7 +1132,8 @@ class Predict:
         self,
         inputs: Iterable[Mapping[str, Any]],
         *,
-        max_concurrency: int = 8,
+        max_concurrency: int | None = None,
+        num_threads: int | None = None,
         progress: bool = True,
         return_exceptions: bool = True,
         **call_options: Any,
@@ -839,12 +1141,14 @@ class Predict:
         """Async form of `batch`: at most ``max_concurrency`` calls in flight.
 
         ``inputs`` is read as the calls go (at most ``max_concurrency`` items ahead of
-        their results) and checked as `batch` checks it. An exception raised by ``inputs``
-        itself, or the cancellation of the batch, cancels the calls in flight and
-        propagates.
+        their results) and checked as `batch` checks it, as are its keywords. An exception
+        raised by ``inputs`` itself, or the cancellation of the batch, cancels the calls in
+        flight and propagates.
         """
         import asyncio
 
+        max_concurrency = _concurrency(max_concurrency, num_threads)
+        _check_call_options(self.signature, call_options, "abatch")
         total = _check_batch(inputs, max_concurrency)
         bar = Progress(total, label=self.signature.__name__, enabled=progress)
         results: list[Prediction | BaseException] = []
@@ -862,7 +1166,7 @@ class Predict:
                         raise item
                     # A task of its own gives each call its own copy of the context, as
                     # `batch` does.
-                    results[index] = await asyncio.ensure_future(self.acall(**call_options, **item))
+                    results[index] = await asyncio.ensure_future(self.acall(item, **call_options))
                 except Exception as exc:
                     results[index] = exc
                     bar.advance(failed=True)
@@ -882,6 +1186,47 @@ class Predict:
         finally:
             bar.close()
         return _finish_batch(results, return_exceptions)
+
+
+class ChainOfThought(Predict):
+    """A `Predict` that has the model reason before it answers, as DSPy's ``ChainOfThought``.
+
+    The signature gets a ``reasoning: str`` output first, with DSPy's description
+    (``${reasoning}``), so the prompt is DSPy's byte for byte and ``pred.reasoning`` holds
+    the model's steps. A signature that already has an output named ``reasoning`` is kept
+    as it is (so a saved `ChainOfThought` loads back unchanged).
+
+    Example:
+        >>> import structio as sio
+        >>> cot = sio.ChainOfThought("question -> answer: int")
+        >>> list(cot.signature.output_fields)
+        ['reasoning', 'answer']
+
+    Args:
+        signature: A signature class or a string spec.
+        rationale_field: The reasoning field, an `OutputField(...)`, instead of DSPy's.
+        rationale_field_type: Its type, when ``rationale_field`` gives none (``str``).
+        **options: What `Predict` takes: ``lm=``, ``adapter=``, ``demos=``, request
+            parameters...
+    """
+
+    def __init__(
+        self,
+        signature: SignatureLike,
+        *,
+        rationale_field: SignatureField | None = None,
+        rationale_field_type: Any = str,
+        **options: Any,
+    ) -> None:
+        if isinstance(signature, str):
+            signature = make_signature(signature)
+        if isinstance(signature, SignatureMeta) and "reasoning" not in signature.output_fields:
+            if rationale_field is None:
+                rationale_field = OutputField(desc="${reasoning}")
+            elif rationale_field.type_given:
+                rationale_field_type = rationale_field.annotation
+            signature = signature.prepend("reasoning", rationale_field, rationale_field_type)
+        super().__init__(signature, **options)
 
 
 _PENDING: Any = object()
@@ -957,3 +1302,88 @@ def _finish_batch(
     if not return_exceptions and any(isinstance(r, BaseException) for r in results):
         raise BatchError(results)
     return results
+
+
+# DSPy's keywords of `Module.batch` that have no counterpart of the same name here.
+_DSPY_BATCH_KEYWORDS = {
+    "disable_progress_bar": "use progress=False",
+    "max_errors": (
+        "every item runs; a failed one holds its exception in its place "
+        "(return_exceptions=False raises a BatchError at the end instead)"
+    ),
+    "return_failed_examples": "a failed item holds its exception in its place in the results",
+    "provide_traceback": "a failed item holds its exception, traceback included",
+    "timeout": "set timeout= on the LM",
+}
+
+
+def _concurrency(max_concurrency: int | None, num_threads: int | None) -> int:
+    """How many calls at once, from either name of the setting (8 by default)."""
+    if max_concurrency is not None and num_threads is not None:
+        raise UsageError(
+            "batch got both max_concurrency and num_threads, which are one setting (num_threads "
+            "is DSPy's name); pass only one"
+        )
+    chosen = max_concurrency if max_concurrency is not None else num_threads
+    return 8 if chosen is None else chosen
+
+
+def _check_call_options(signature: type[Signature], options: Mapping[str, Any], what: str) -> None:
+    """Refuse, before any call, a keyword that is not a call option.
+
+    Anything else would reach every call as an input and fail each item the same way.
+    """
+    for name in options:
+        if name in _CALL_OPTIONS:
+            continue
+        if name in signature.input_fields:
+            hint = f"`{name}` is an input: put it in each item's dict"
+        else:
+            hint = _DSPY_BATCH_KEYWORDS.get(name, "")
+        accepted = ", ".join(
+            ["max_concurrency", "num_threads", "progress", "return_exceptions", *_CALL_OPTIONS]
+        )
+        raise UsageError(
+            f"Predict.{what}() got an unexpected keyword argument {name!r}"
+            f"{f' ({hint})' if hint else ''}; it takes {accepted}"
+        )
+
+
+def _example_inputs(
+    signature: type[Signature], example: object, inputs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The inputs of a call given one `Example` or dict (and maybe keywords too).
+
+    An example whose inputs are marked gives those only; one without marks gives all its
+    values, and a value that is no input of the signature is an error that says to mark
+    them (a label must never reach the model as an input).
+    """
+    if isinstance(example, Example):
+        marked = example.input_keys
+        if marked is not None:
+            given = {key: value for key, value in example.items() if key in marked}
+        else:
+            given = dict(example.items())
+            extra = [key for key in given if key not in signature.input_fields]
+            if extra:
+                names = ", ".join(repr(n) for n in given if n in signature.input_fields)
+                raise FormatError(
+                    f"the Example holds {', '.join(repr(n) for n in extra)}, which "
+                    f"{'is' if len(extra) == 1 else 'are'} not an input of "
+                    f"{signature.__name__}: mark its inputs with "
+                    f"example.with_inputs({names}) and only those are sent"
+                )
+    elif isinstance(example, Mapping):
+        given = {key: example[key] for key in example}
+    else:
+        raise FormatError(
+            f"{signature.__name__}: a Predict takes its inputs as keywords, or as one Example "
+            f"or dict, not {type(example).__name__}"
+        )
+    twice = [name for name in given if name in inputs]
+    if twice:
+        raise FormatError(
+            f"{', '.join(repr(n) for n in twice)} given both in the example and as a keyword; "
+            "give each input once"
+        )
+    return {**given, **inputs} if inputs else given

@@ -1,4 +1,8 @@
-"""Default LM and adapter: set globally with `configure`, or for a scope with `context`."""
+"""Default LM and adapter: set globally with `configure`, or for a scope with `context`.
+
+``structio.settings.lm`` (``.adapter``, ``.callbacks``) reads what is in effect, as
+``dspy.settings.lm`` does.
+"""
 
 from __future__ import annotations
 
@@ -67,6 +71,20 @@ def current_settings() -> Settings:
     """The settings in effect here: the innermost `context`, else the global ones."""
     scoped = _scoped.get()
     return scoped if scoped is not None else _global
+
+
+# Read as DSPy's ``dspy.settings.lm`` is: the value in effect here, looked up on each read.
+_CURRENT = ("lm", "adapter", "callbacks")
+
+
+def __getattr__(name: str) -> Any:
+    """``structio.settings.lm`` (and ``.adapter``, ``.callbacks``): what is in effect here.
+
+    The innermost `context`, else what `configure` set; ``None`` when nothing is set.
+    """
+    if name in _CURRENT:
+        return getattr(current_settings(), name)
+    raise AttributeError(f"module 'structio.settings' has no attribute {name!r}")
 
 
 def resolve_adapter(*given: Adapter | None) -> Adapter:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import IO
 
@@ -91,3 +93,81 @@ def test_the_reader_reports_json_python_cannot_hold() -> None:
     # Python 3.10 words it "(4300) for integer string conversion", 3.11+ "(4300 digits)".
     assert long.error.startswith("not readable (Exceeds the limit (4300")
     assert ok == JSONLine(3, {"ok": 1})
+
+
+def _write(path: Path, text: str) -> None:
+    def write(handle: IO[str]) -> None:
+        handle.write(text)
+
+    atomic_write(path, write)
+
+
+def test_a_rewritten_file_keeps_its_permission_bits(tmp_path: Path) -> None:
+    path = tmp_path / "shared.jsonl"
+    path.write_text("old\n", encoding="utf-8")
+    for mode in (0o644, 0o640, 0o664):
+        path.chmod(mode)
+        _write(path, "new\n")
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+    assert path.read_text(encoding="utf-8") == "new\n"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_a_new_file_gets_what_open_would_give_it(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        _write(tmp_path / "new.jsonl", "x\n")
+        with open(tmp_path / "plain.txt", "w", encoding="utf-8") as handle:
+            handle.write("x\n")
+    finally:
+        os.umask(old)
+    expected = stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "new.jsonl").stat().st_mode) == expected
+
+
+def test_a_link_given_as_the_target_is_followed_and_stays_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "train.jsonl"
+    real.parent.mkdir()
+    real.write_text("old\n", encoding="utf-8")
+    real.chmod(0o644)
+    link = tmp_path / "train.jsonl"
+    link.symlink_to(real)
+    _write(link, "new\n")
+    assert link.is_symlink()
+    assert os.readlink(link) == str(real)
+    assert real.read_text(encoding="utf-8") == "new\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    # No temporary file was left beside either.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "train.jsonl"]
+    assert [p.name for p in real.parent.iterdir()] == ["train.jsonl"]
+    # A dangling link: the file it names is created.
+    ghost = tmp_path / "ghost.jsonl"
+    ghost.symlink_to(tmp_path / "data" / "later.jsonl")
+    _write(ghost, "made\n")
+    assert ghost.is_symlink()
+    assert (tmp_path / "data" / "later.jsonl").read_text(encoding="utf-8") == "made\n"
+
+
+def test_the_data_is_synced_before_the_rename_and_the_folder_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        # What is synced: the folder, or a file and how many bytes it holds then.
+        events.append(("fsync", "folder" if stat.S_ISDIR(info.st_mode) else str(info.st_size)))
+        real_fsync(fd)
+
+    def replace(source: str, target: str | Path) -> None:
+        events.append(("replace", Path(target).name))
+        real_replace(source, target)
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "replace", replace)
+    path = tmp_path / "out.jsonl"
+    _write(path, "data\n")
+    # The file with all its data, then the rename, then the folder's entry.
+    assert events == [("fsync", "5"), ("replace", "out.jsonl"), ("fsync", "folder")]

@@ -47,3 +47,36 @@ def test_rows_are_counted_only_for_a_drawn_bar(
     assert (bar.enabled, bar.total, counted) == (True, 3, [data])
     assert Progress.over(data, label="x", enabled=False).enabled is False
     assert Progress.over(iter([1]), label="x").total is None
+
+
+def test_a_csv_header_and_blank_lines_are_not_rows(tmp_path: Path) -> None:
+    table = tmp_path / "rows.csv"
+    table.write_text("ticket\n" + "".join(f"t{n}\n" for n in range(50_000)), encoding="utf-8")
+    assert _progress._count_rows(table) == 50_000
+    lines = tmp_path / "rows.jsonl"
+    lines.write_text('{"a": 1}\n\n  \n{"a": 2}\n{"a": 3}', encoding="utf-8")  # no last newline
+    assert _progress._count_rows(lines) == 3
+
+
+def test_the_line_shows_the_share_the_time_left_and_thousands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(_progress.time, "monotonic", lambda: clock[0])
+    screen = Terminal()
+    bar = Progress(50_000, label="Triage", stream=screen)
+    for _ in range(2_000):
+        bar.advance(skipped=True)  # done by an earlier run: no part of the rate
+    clock[0] += 10.0
+    for _ in range(1_000):
+        bar.advance()
+    # 3,000 of 50,000 done; 1,000 worked in 10 s: 47,000 left at 100/s.
+    assert bar.line() == "Triage 3,000/50,000 [#-----------------------] 6.0% 100.0/s ETA 7m50s"
+    bar.advance(failed=True)
+    assert bar.line().endswith(", 1 failed")
+    for _ in range(46_999):
+        bar.advance()
+    clock[0] += 470.0  # 48,000 worked in 480 s
+    assert bar.line() == f"Triage 50,000/50,000 [{'#' * 24}] 100.0% 100.0/s, 1 failed"
+    bar.close()
+    assert screen.getvalue().endswith("100.0% 100.0/s, 1 failed\n")

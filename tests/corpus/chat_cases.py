@@ -415,6 +415,151 @@ CHAT_CASES = [
         "[[ ## zip_code ## ]]\nNone\n\n[[ ## city ## ]]\nNone",
         {"zip_code": "None", "city": "None"},
     ),
+    # -- Field: value lines in markdown, label drift ------------------------------------------
+    Case(
+        "chat-labels-dash",
+        "reason",
+        "REASONING - Two plus two.\nANSWER - 4",
+        {"reasoning": "Two plus two.", "answer": 4},
+    ),
+    Case(
+        "chat-labels-headings",
+        "reason",
+        "### Reasoning\nSimple sum.\n\n### Answer\n4",
+        {"reasoning": "Simple sum.", "answer": 4},
+    ),
+    Case(
+        "chat-labels-bold-alone",
+        "triage",
+        "**Category**\nbilling\n\n**Urgency**\n4\n\n**Needs human**\nyes",
+        {"category": "billing", "urgency": 4, "needs_human": True},
+    ),
+    Case(
+        "chat-labels-numbered-drift",
+        "triage",
+        "1. **CATEGORY**: billing\n2. urgency = 4\n3. Needs-Human \u2014 yes",
+        {"category": "billing", "urgency": 4, "needs_human": True},
+    ),
+    Case(
+        "chat-labels-one-unlabelled-line",
+        "triage",
+        "billing\n**Urgency:** 4\n**Needs human:** yes",
+        {"category": "billing", "urgency": 4, "needs_human": True},
+    ),
+    Case(
+        "chat-fail-labels-unlabelled-prose",
+        "triage",
+        "Here is my triage:\n**Urgency:** 4\n**Needs human:** yes",
+        error=["category"],
+    ),
+    Case(
+        "chat-fail-labels-two-candidate-lines",
+        "triage",
+        "Here is my triage:\nbilling\n**Urgency:** 4\n**Needs human:** yes",
+        error=["category", "urgency", "needs_human"],
+    ),
+    Case(
+        "chat-fail-labels-text-output-unlabelled",
+        "reason",
+        "Simple sum.\n**Answer:** 4",
+        error=["reasoning", "answer"],
+    ),
+    # -- a value with a remark after it ------------------------------------------------------
+    Case(
+        "chat-value-parenthetical",
+        "qa",
+        "[[ ## answer ## ]]\n4 (two plus two)\n\n[[ ## completed ## ]]",
+        {"answer": 4},
+    ),
+    Case(
+        "chat-value-trailing-sentence",
+        "qa",
+        "[[ ## answer ## ]]\n4. Two plus two is four.\n\n[[ ## completed ## ]]",
+        {"answer": 4},
+    ),
+    Case(
+        "chat-value-dash-remark",
+        "triage",
+        "[[ ## category ## ]]\nbilling \u2014 a double charge\n\n[[ ## urgency ## ]]\n4 (high)"
+        "\n\n[[ ## needs_human ## ]]\nyes\n\n[[ ## completed ## ]]",
+        {"category": "billing", "urgency": 4, "needs_human": True},
+    ),
+    Case(
+        "chat-fail-value-remark-hedge",
+        "qa",
+        "[[ ## answer ## ]]\n4, maybe 5\n\n[[ ## completed ## ]]",
+        error=["answer"],
+    ),
+    Case(
+        "chat-fail-value-remark-correction",
+        "qa",
+        "[[ ## answer ## ]]\n4. Actually, it is 5.\n\n[[ ## completed ## ]]",
+        error=["answer"],
+    ),
+    Case(
+        "chat-fail-value-remark-approx",
+        "qa",
+        "[[ ## answer ## ]]\n40 (approximately)\n\n[[ ## completed ## ]]",
+        error=["answer"],
+    ),
+    # -- a label stated once, emphasized, at the end of prose -----------------------------------
+    Case(
+        "chat-literal-end-of-prose",
+        "score",
+        "[[ ## score ## ]]\n0.9\n\n[[ ## label ## ]]\nThe reviewer praises the battery and the "
+        "screen, so the label is **pos**.\n\n[[ ## completed ## ]]",
+        {"score": 0.9, "label": "pos"},
+    ),
+    Case(
+        "chat-enum-end-of-prose",
+        "color",
+        "[[ ## color ## ]]\nThe text describes the sky at noon, which is `blue`.\n\n"
+        "[[ ## completed ## ]]",
+        {"color": "blue"},
+    ),
+    Case(
+        "chat-fail-literal-prose-both",
+        "score",
+        "[[ ## score ## ]]\n0.5\n\n[[ ## label ## ]]\nIt is not neg; I would call it **pos**.\n\n"
+        "[[ ## completed ## ]]",
+        error=["label"],
+    ),
+    Case(
+        "chat-fail-literal-prose-negated",
+        "score",
+        "[[ ## score ## ]]\n0.5\n\n[[ ## label ## ]]\nThe review is mixed, so it is not **pos**."
+        "\n\n[[ ## completed ## ]]",
+        error=["label"],
+    ),
+    Case(
+        "chat-fail-enum-prose-hedged",
+        "color",
+        "[[ ## color ## ]]\nHard to say from this text. Maybe **red**.\n\n[[ ## completed ## ]]",
+        error=["color"],
+    ),
+    # -- the template echoed unfilled before the answer ---------------------------------------
+    Case(
+        "chat-template-echoed-then-answer",
+        "reason",
+        "[[ ## reasoning ## ]]\n{reasoning}\n\n[[ ## answer ## ]]\n{answer}\n\n"
+        "[[ ## completed ## ]]\n\n[[ ## reasoning ## ]]\nTwo plus two.\n\n[[ ## answer ## ]]\n4"
+        "\n\n[[ ## completed ## ]]",
+        {"reasoning": "Two plus two.", "answer": 4},
+    ),
+    Case(
+        "chat-template-echoed-prose-then-answer",
+        "triage",
+        "[[ ## category ## ]]\n{category}\n[[ ## urgency ## ]]\n{urgency}\n[[ ## needs_human ## ]]"
+        "\n{needs_human}\n\nFilled in:\n\n[[ ## category ## ]]\nbug\n\n[[ ## urgency ## ]]\n2\n\n"
+        "[[ ## needs_human ## ]]\nno\n\n[[ ## completed ## ]]",
+        {"category": "bug", "urgency": 2, "needs_human": False},
+    ),
+    Case(
+        "chat-fail-template-echoed-only",
+        "reason",
+        "[[ ## reasoning ## ]]\n{reasoning}\n\n[[ ## answer ## ]]\n{answer}\n\n[[ ## completed ## ]]",
+        error=["reasoning", "answer"],
+    ),
     # -- must fail ---------------------------------------------------------------------------
     Case("chat-fail-ambiguous-or", "qa", "[[ ## answer ## ]]\n12 or 13", error=["answer"]),
     Case(

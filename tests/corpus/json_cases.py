@@ -228,6 +228,12 @@ JSON_CASES = [
         '```json\n{"answer": 4, "reasoning": "Simple sum."\n```',
         REASON_OK,
     ),
+    Case(
+        "json-fail-cut-optional-unwritten",
+        "optional",
+        '{"note": "Call back on Monday."',
+        error=["maybe"],
+    ),
     # -- a stray opening brace before the answer ---------------------------------------------
     Case(
         "json-stray-brace-line",
@@ -339,6 +345,110 @@ JSON_CASES = [
         "score",
         '{"score": "0.8", "label": "POS"}',
         {"score": 0.8, "label": "pos"},
+    ),
+    # -- the answer wrapped as a string of JSON under one key ----------------------------------
+    Case(
+        "json-wrapped-string-escaped",
+        "reason",
+        '{"response": "{\\"reasoning\\": \\"Simple sum.\\", \\"answer\\": 4}"}',
+        REASON_OK,
+    ),
+    Case(
+        "json-wrapped-string-unescaped",
+        "triage",
+        '{"output": "{"category": "billing", "urgency": 4, "needs_human": true}"}',
+        TRIAGE_OK,
+    ),
+    Case(
+        "json-wrapped-string-newlines-inner-quotes",
+        "reason",
+        '{"result": "{\\n  \\"reasoning\\": \\"The note says \\"add them\\", so 2 + 2.\\",\\n'
+        '  \\"answer\\": 4\\n}"}',
+        {"reasoning": 'The note says "add them", so 2 + 2.', "answer": 4},
+    ),
+    Case(
+        "json-wrapped-string-tool-tag",
+        "extract",
+        '{"parameters": "{\\"names\\": [\\"Ann\\", \\"Bo\\"], \\"count\\": 2}</invoke>"}',
+        {"names": ["Ann", "Bo"], "count": 2},
+    ),
+    Case(
+        "json-fail-wrapped-string-cut",
+        "reason",
+        '{"response": "{\\"reasoning\\": \\"Simple sum.\\", \\"answer\\": ',
+        error=["reasoning", "answer"],
+    ),
+    Case(
+        "json-fail-wrapped-string-value-cut",
+        "summary",
+        '{"response": "{\\"summary\\": \\"The meeting was moved to Fri}"}',
+        error=["summary"],
+    ),
+    # -- the object lost its opening brace (and first quote) -------------------------------
+    Case(
+        "json-headless-brace-and-quote",
+        "reason",
+        'reasoning": "Simple sum.", "answer": 4}',
+        REASON_OK,
+    ),
+    Case(
+        "json-headless-brace",
+        "triage",
+        '"category": "billing",\n  "urgency": 4,\n  "needs_human": true\n}',
+        TRIAGE_OK,
+    ),
+    Case(
+        "json-headless-nested",
+        "person",
+        'person": {"name": "Ann", "age": 31}}\n\nLet me know if you need more.',
+        {"person": {"name": "Ann", "age": 31}},
+    ),
+    Case(
+        "json-fail-headless-cut",
+        "reason",
+        'reasoning": "Simple sum.", "answer": 4',
+        error=["reasoning", "answer"],
+    ),
+    Case(
+        "json-fail-headless-key-cut",
+        "reason",
+        'soning": "Simple sum.", "answer": 4}',
+        error=["reasoning", "answer"],
+    ),
+    # -- values with a remark, units, decoration ---------------------------------------------
+    Case("json-value-parenthetical", "qa", '{"answer": "4 (two plus two)"}', {"answer": 4}),
+    Case("json-value-units-float", "price", '{"price": "$1,299.00 USD"}', {"price": 1299.0}),
+    Case("json-value-level-words", "level", '{"level": "Level 2"}', {"level": 2}),
+    Case("json-value-level-bold", "level", '{"level": "**Priority 3**"}', {"level": 3}),
+    Case(
+        "json-value-literal-remark",
+        "score",
+        '{"score": 0.92, "label": "pos (the reviewer loved the battery)"}',
+        {"score": 0.92, "label": "pos"},
+    ),
+    Case("json-fail-value-hedged-remark", "qa", '{"answer": "4 (or 5)"}', error=["answer"]),
+    Case("json-fail-level-two-numbers", "level", '{"level": "Level 2 of 3"}', error=["level"]),
+    Case(
+        "json-fail-literal-remark-digit",
+        "score",
+        '{"score": 0.5, "label": "pos (3 of 5 reviews)"}',
+        error=["label"],
+    ),
+    # -- values json-repair would invent -----------------------------------------------------
+    Case("json-fail-angle-placeholder", "summary", '{"summary": <value>}', error=["summary"]),
+    Case("json-fail-undefined", "summary", '{"summary": undefined}', error=["summary"]),
+    Case(
+        "json-fail-angle-placeholder-second",
+        "address",
+        '{"zip_code": "10001", "city": <city name>}',
+        error=["city"],
+    ),
+    # -- Field: value lines in markdown -------------------------------------------------------
+    Case(
+        "json-labels-headings",
+        "reason",
+        "## Reasoning\nSimple sum.\n\n## Answer\n4",
+        REASON_OK,
     ),
     # -- must fail ---------------------------------------------------------------------------
     Case(

@@ -34,3 +34,19 @@ def test_steps_can_be_left_out_and_cut_off_json_is_refused() -> None:
     with pytest.raises(ValueError, match="cut off"):
         decode_text('{"a": [1, 2')
     assert decode_text("yes") == "yes"  # no brackets: left for pydantic's own reading
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": <value>, "b": 1}', {"a": None, "b": 1}),
+        ('{"a": undefined, "b": "x",}', {"a": None, "b": "x"}),
+        ('{"a": [1, <more>], }', {"a": [1, None]}),
+        # Inside a string, the same text is text.
+        ('{"a": "x: <b>", "c": 2,}', {"a": "x: <b>", "c": 2}),
+    ],
+)
+def test_a_placeholder_or_undefined_where_a_value_belongs_is_no_value(
+    text: str, expected: object
+) -> None:
+    assert decode_json(text) == expected

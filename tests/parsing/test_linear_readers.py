@@ -19,7 +19,6 @@ from structio._util.scan import strip_fence
 from structio.parsing import decode, locate
 from structio.parsing.clean import clean
 from structio.parsing.locate import (
-    _LABEL_LINE,
     _TAIL_DECORATION_CHARS,
     Found,
     _all_sections,
@@ -122,38 +121,54 @@ def all_sections_by_lines(
             rest = rest.rstrip(_TAIL_DECORATION_CHARS) if index + 1 < len(splits) else rest
             label = norm(match.group(1))
             name = by_norm.get(label)
+            seen_output = seen_output or any(
+                n is not None and n in output_set and not locate.is_placeholder("\n".join(b), n)
+                for n, _, b in sections
+            )
             if label == "completed" and seen_output:
                 sections.append((None, True, []))
                 stop = True
                 break
-            seen_output = seen_output or name in output_set
             sections.append((name, strong, [rest] if rest.strip() else []))
         if stop:
             break
     return [(name, strong, "\n".join(lines)) for name, strong, lines in sections]
 
 
-def labels_by_lines(text: str, names: list[str], outputs: dict[str, bool]) -> Found | None:
+def labels_by_lines(
+    text: str, names: list[str], outputs: dict[str, bool], narrow: tuple[str, ...] = ()
+) -> Found | None:
     by_norm = {norm(n): n for n in names}
+    label_line = locate._label_line(tuple(by_norm.values()))
     current: str | None = None
     collected: dict[str, list[str]] = {}
+    before: list[str] = []
+    labelled = False
     for line in text.split("\n"):
-        match = _LABEL_LINE.match(line)
+        match = label_line.match(line)
         name = by_norm.get(norm(match.group(1))) if match else None
         if match and name is not None:
+            labelled = True
             current = name if name not in collected else None
             if current is not None:
                 collected[current] = [match.group(2).rstrip(_TAIL_DECORATION_CHARS)]
         elif current is not None:
             collected[current].append(line)
+        elif not labelled:
+            before.append(line)
     found = Found(how="labels")
     for name in outputs:
         if name in collected:
             found.texts[name] = "\n".join(collected[name]).strip()
     if collected:
         found.open.add(next(reversed(collected)))
-    required = [name for name, needed in outputs.items() if needed]
-    if not found.texts or any(name not in found.texts for name in required):
+    missing = [name for name, needed in outputs.items() if needed and name not in found.texts]
+    if len(missing) == 1 and found.texts and missing[0] in narrow:
+        lines = [line for line in "\n".join(before).splitlines() if line.strip()]
+        if len(lines) == 1:
+            found.texts[missing[0]] = lines[0].strip()
+            missing = []
+    if not found.texts or missing:
         return None
     return found
 
@@ -209,16 +224,29 @@ def test_sections_are_split_as_line_by_line(text: str) -> None:
 
 LABEL_PIECES = ["answer", "Answer", "notes", "question", "other", ":", ": ", "**", "-", " "]
 LABEL_PIECES += ["\n", "\n", "\r", "x", "42", "`", "#", "\t", "\u2028", "_", "a:b", "\n\n"]
+LABEL_PIECES += [" = ", " - ", "\u2014", "1. ", "billing"]
 
 
 @given(
     st.lists(st.sampled_from(LABEL_PIECES), max_size=25).map("".join),
-    st.sampled_from([{"answer": True}, {"answer": True, "notes": False}, {"notes": False}]),
+    st.sampled_from(
+        [
+            {"answer": True},
+            {"answer": True, "notes": False},
+            {"notes": False},
+            {"answer": True, "notes": True},
+        ]
+    ),
+    st.sampled_from([(), ("answer",), ("answer", "notes")]),
 )
 @settings(max_examples=1500, deadline=None)
-def test_labels_are_read_as_line_by_line(text: str, outputs: dict[str, bool]) -> None:
+def test_labels_are_read_as_line_by_line(
+    text: str, outputs: dict[str, bool], narrow: tuple[str, ...]
+) -> None:
     names = list(NAMES)
-    assert find_labels(text, names, outputs) == labels_by_lines(text, names, outputs)
+    assert find_labels(text, names, outputs, narrow) == labels_by_lines(
+        text, names, outputs, narrow
+    )
 
 
 # -- JSON chunks that name no output ----------------------------------------------------------

@@ -320,3 +320,19 @@ def test_events_are_values() -> None:
     match sio.FieldDelta("answer", "4"):
         case sio.FieldDelta(field, delta):
             assert (field, delta) == ("answer", "4")
+
+
+def test_an_echoed_template_before_the_answer_does_not_end_the_stream() -> None:
+    text = (
+        "[[ ## reasoning ## ]]\n{reasoning}\n\n[[ ## answer ## ]]\n{answer}\n\n"
+        "[[ ## tags ## ]]\n{tags}\n\n[[ ## completed ## ]]\n\n"
+        "[[ ## reasoning ## ]]\nTwo and two.\n\n[[ ## answer ## ]]\n4\n\n"
+        '[[ ## tags ## ]]\n["x"]\n\n[[ ## completed ## ]]\nIgnored after the answer.'
+    )
+    for size in (1, 3, 11, len(text)):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        during, at_end, reading = stream(ADAPTERS["chat"], QA, chunks)
+        assert reading == {"reasoning": "Two and two.", "answer": 4, "tags": ["x"]}
+        check(during + at_end, reading, QA)  # type: ignore[arg-type]
+        # The answer's values come while streaming, not only at the end.
+        assert sio.FieldValue("answer", 4) in during

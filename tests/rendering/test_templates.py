@@ -184,7 +184,8 @@ def test_includes_from_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             {},
             r"part 'a' \(line 1\) has unknown role 'banana'",
         ),
-        ("- name: a\n  content: x\n  tokens: [1]", {}, r"unknown key\(s\) \['tokens'\]"),
+        ("- name: a\n  content: x\n  token: [1]", {}, r"unknown key\(s\) \['token'\]"),
+        ("- name: a\n  content: x\n  tokens: [1]", {}, "allow_token_overrides=True"),
         ("- role: user\n  content: x", {}, r"part 1 \(line 1\) has no name"),
         ("name: a\ncontent: x", {}, "renders a YAML list of parts"),
         ("- just text", {}, r"part 1 \(line 1\) must be a mapping"),
@@ -228,10 +229,12 @@ def test_an_empty_render_is_an_empty_prompt() -> None:
 
 
 def test_captured_text_keeps_its_values() -> None:
-    # A {% set %} block or a macro captures text holding placeholders; they are filled too.
+    # A {% set %} block or a macro captures text holding placeholders; they are filled too,
+    # and filters see the values, not the placeholders.
     (part,) = render(
         "{% macro wrap(v) %}<{{ v }}>{% endmacro %}"
-        "- name: a\n  content: {% set y %}[{{ x }}]{% endset %}{{ y }} {{ wrap(x) }}",
+        "- name: a\n  content: |\n    {% set y %}[{{ x }}]{% endset %}{{ y }} {{ wrap(x) }}"
+        " {{ y | upper }} {{ wrap(x) | length }}",
         x="hi",
     )
-    assert part.content == "[hi] <hi>"
+    assert part.content == "[hi] <hi> [HI] 4"

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import structio as sio
+from structio.rendering import tokens
 from structio.rendering.tokens import Tokenizer, get_tokenizer
 
 
@@ -92,11 +96,9 @@ def test_one_chat_count_with_the_framing_as_a_parameter() -> None:
     assert finetune.count_tokens(messages, tokenizer) == framed
 
 
-def test_cached_counts_equal_direct_counts_with_a_real_encoding() -> None:
-    import tiktoken
-
-    shared = get_tokenizer("o200k_base")  # loads the file offline; tiktoken keeps it
-    direct = tiktoken.get_encoding("o200k_base")
+def test_cached_counts_equal_direct_counts_with_a_real_encoding(tiktoken_offline: Any) -> None:
+    shared = get_tokenizer("o200k_base")
+    direct = tiktoken_offline.get_encoding("o200k_base")
     rng = random.Random(3)  # noqa: S311 - seeded test data, not secrets
     words = ["refund", "ünïcödé", "日本語", "emoji 🙂", "x" * 40, "42", "\n\n", "<|endoftext|>"]
     texts = [" ".join(rng.choices(words, k=rng.randint(0, 60))) for _ in range(400)]
@@ -150,3 +152,91 @@ def test_counts_keep_no_token_lists_and_stay_within_their_budget() -> None:
     assert calls == []  # the newest are kept
     assert tokenizer.encode(texts[-1]) == (7, len("1999"), *[4] * 200)
     assert calls == [texts[-1]]  # counting kept no tokens: encode encodes
+
+
+SAMPLES = [
+    "hello world",
+    "Structured outputs for language models, 1234567 times.",
+    "  leading spaces\n\n\ttabs and\r\nnewlines   ",
+    "I'm sure they'LL say it's fine; we'd've known.",
+    "Ünïcödé, 日本語のテキスト, emoji 🎉🎉, Ελληνικά, русский текст.",
+    "<|endoftext|> and <|endofprompt|> are plain text here",
+    'def f(x):\n    return {"a": [1, 2.5e-3, None]}  # code\n',
+    "",
+]
+
+
+@pytest.fixture
+def tiktoken_offline(monkeypatch: pytest.MonkeyPatch) -> object:
+    """tiktoken itself, pointed at the files litellm ships (this test's environment only)."""
+    import tiktoken
+
+    folder = tokens._litellm_tokenizer_dir()
+    assert folder is not None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(folder))
+    return tiktoken
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_bundled_encodings_equal_tiktokens_own(name: str, tiktoken_offline: Any) -> None:
+    ours = tokens._encoding(name)
+    theirs = tiktoken_offline.get_encoding(name)
+    assert (ours.name, ours.n_vocab, ours.special_tokens_set) == (
+        theirs.name,
+        theirs.n_vocab,
+        theirs.special_tokens_set,
+    )
+    for text in SAMPLES:
+        assert ours.encode(text, disallowed_special=()) == theirs.encode(
+            text, disallowed_special=()
+        )
+        assert ours.encode(text, allowed_special="all") == theirs.encode(
+            text, allowed_special="all"
+        )
+        assert get_tokenizer(name).count(text) == len(theirs.encode(text, disallowed_special=()))
+    rng = random.Random(7)  # noqa: S311 - seeded test data, not secrets
+    alphabet = "abcXYZ019 \n\t'.,;é日🎉<|>"
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 60)))
+        assert ours.encode(text, disallowed_special=()) == theirs.encode(
+            text, disallowed_special=()
+        )
+
+
+def test_loading_leaves_the_environment_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    before = dict(os.environ)
+    tokenizer = tokens._load("cl100k_base")  # a fresh load, not the shared tokenizer
+    assert tokenizer.count("hello world") == 2
+    assert dict(os.environ) == before
+
+
+def test_a_missing_bundled_file_names_the_path_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(tokens, "_litellm_tokenizer_dir", lambda: tmp_path)
+    with pytest.raises(sio.ConfigurationError) as info:
+        tokens._load("o200k_base")
+    message = str(info.value)
+    assert str(tmp_path / "fb374d419588a4632f3f557e76b4b70aebbca790") in message
+    assert "pip install" in message
+    assert "encode_func=" in message
+    assert isinstance(info.value, sio.TokenizerError)
+
+
+def test_without_litellm_the_error_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "_litellm_tokenizer_dir", lambda: None)
+    with pytest.raises(sio.TokenizerError, match=r"litellm's package \(not installed\)"):
+        tokens._load("cl100k_base")
+
+
+def test_a_damaged_bundled_file_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    folder = tokens._litellm_tokenizer_dir()
+    assert folder is not None
+    name = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+    damaged = (folder / name).read_bytes().replace(b" 100\n", b" 101\n", 1)
+    (tmp_path / name).write_bytes(damaged)
+    monkeypatch.setattr(tokens, "_litellm_tokenizer_dir", lambda: tmp_path)
+    with pytest.raises(sio.TokenizerError, match="SHA-256 differs") as info:
+        tokens._load("cl100k_base")
+    assert str(tmp_path / name) in str(info.value)

@@ -311,7 +311,7 @@ def test_lm_rejects_bad_settings() -> None:
     with pytest.raises(sio.ConfigurationError, match="num_retries"):
         sio.LM("openai/x", num_retries=-1)
     with pytest.raises(TypeError, match="list of messages"):
-        sio.FakeLM(["x"])("hello")  # type: ignore[arg-type]
+        sio.FakeLM(["x"])(42)  # type: ignore[call-overload]  # lm("text") is DSPy's form
 
 
 def test_repr_hides_the_key(make_lm: MakeLM) -> None:

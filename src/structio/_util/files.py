@@ -70,6 +70,12 @@ def atomic_write(path: Path, write: Callable[[IO[str]], None]) -> None:
     it replaces ``path`` only when ``write`` returns. On any error (Ctrl-C included) the
     temporary file is removed and ``path`` is left as it was.
 
+    The new file keeps the permission bits of the file it replaces (a new file gets
+    ``0o666 & ~umask``, as ``open()`` gives). A symbolic link as ``path`` is followed: the
+    file it points to is replaced and the link stays. The data is flushed to disk
+    (``fsync``) before the rename, and the folder after it where the system allows, so a
+    power cut leaves the old file or the new one.
+
     Termination: while the main thread is in here and SIGTERM (or SIGHUP) has its default
     action, a handler is installed that removes the live temporary files of this process,
     puts the default action back and sends the signal again, so the process still ends
@@ -87,24 +93,95 @@ def atomic_write(path: Path, write: Callable[[IO[str]], None]) -> None:
     no writer holds: a writer keeps an exclusive `flock` on its temporary file, which the
     kernel releases when the writer dies, ``kill -9`` included. Nothing else is touched.
     """
+    # A link given as the target is followed: the file it points to is replaced, and the
+    # link stays a link (replacing it would cut it from what it shared).
+    path = _followed(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
+    mode = _mode_for(path)
     installed = _guard_termination()
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_SUFFIX, dir=path.parent)
         _LIVE.add(temporary)
         try:
             _hold(fd)
+            _set_mode(fd, temporary, mode)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 write(handle)
+                handle.flush()
+                # On disk before the rename: after a power cut the target is the old file
+                # or the whole new one, never a renamed empty file.
+                os.fsync(handle.fileno())
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
         finally:
             _LIVE.discard(temporary)
+        _sync_directory(path.parent)
     finally:
         _unguard_termination(installed)
+
+
+def _followed(path: Path) -> Path:
+    """``path`` with symbolic links resolved (a dangling link gives the file it names)."""
+    if not path.is_symlink():
+        return path
+    return Path(os.path.realpath(path))
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits the written file gets: the old file's, else ``0o666 & ~umask``.
+
+    `tempfile.mkstemp` creates ``0o600`` files; a file that other users could read must
+    stay readable after it is rewritten, and a new one gets what ``open()`` would give it.
+    """
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    # Elsewhere the only way to read it is to set it: set it back at once.
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _set_mode(fd: int, name: str, mode: int) -> None:
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    else:  # Windows: only the read-only bit means anything
+        os.chmod(name, mode)
+
+
+def _sync_directory(folder: Path) -> None:
+    """Flush the rename to disk (the directory entry); skipped where directories cannot be."""
+    if sys.platform == "win32":
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a directory: the file is synced
+        pass
+    finally:
+        os.close(fd)
 
 
 def remove_stale_temporaries(path: Path, *, older_than: float = STALE_TEMPORARY_AGE) -> list[Path]:

@@ -155,6 +155,11 @@ class ChatAdapter(Adapter):
         return (
             find_sections(text, names, outputs)
             or find_json(text, outputs)
-            or find_labels(text, names, {n: f.required for n, f in outputs.items()})
+            or find_labels(
+                text,
+                names,
+                {n: f.required for n, f in outputs.items()},
+                [n for n, any_text in text_outputs(signature).items() if not any_text],
+            )
             or bare_value(text_outputs(signature), text)
         )

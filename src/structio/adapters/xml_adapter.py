@@ -9,7 +9,6 @@ import typing
 from collections.abc import Mapping
 from functools import partial
 from typing import Any, ClassVar
-from xml.sax.saxutils import quoteattr
 
 from structio._util.data import jsonable
 from structio.adapters.base import STRUCTURE_SENTENCE, hook, text_outputs
@@ -21,6 +20,7 @@ from structio.parsing.xml import (
     XMLStreamReader,
     find_xml,
     is_tag_name,
+    quote_attribute,
     shape_of,
     untyped_value,
     written_text,
@@ -173,7 +173,12 @@ class XMLAdapter(ChatAdapter):
             find_xml(text, _annotations(signature))
             or find_json(text, outputs)
             or find_sections(text, names, outputs)
-            or find_labels(text, names, {n: f.required for n, f in outputs.items()})
+            or find_labels(
+                text,
+                names,
+                {n: f.required for n, f in outputs.items()},
+                [n for n, any_text in text_outputs(signature).items() if not any_text],
+            )
             or bare_value(text_outputs(signature), text)
         )
 
@@ -292,7 +297,7 @@ def _element(data: Any, shape: Shape, tag: str, key: str | None = None) -> str:
     is ``None``); a value of no declared type whose text would read as another value
     (``"1"``, ``""``, an empty list) is written as JSON.
     """
-    opening = f"<{tag} key={quoteattr(key)}" if key is not None else f"<{tag}"
+    opening = f"<{tag} key={quote_attribute(key)}" if key is not None else f"<{tag}"
     structured = shape.kind in ("list", "tuple", "dict", "model")
     if data is None:
         return f"{opening} />"

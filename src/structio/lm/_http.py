@@ -47,6 +47,8 @@ __all__ = [
     "Provider",
     "choose_transport",
     "endpoint",
+    "key_variables",
+    "load",
     "asend",
     "astream",
     "send",
@@ -278,8 +280,28 @@ def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
         extra = params.get(setting)
         if isinstance(extra, Mapping):
             headers.update({str(k): str(v) for k, v in extra.items()})
-    client_key = (params.get("proxy"), params.get("verify", True))
-    return Endpoint(url, headers, name, provider_name, client_key)
+    return Endpoint(url, headers, name, provider_name, _client_key(params))
+
+
+def _client_key(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Which pooled client serves requests with ``params``: one per proxy and TLS setting."""
+    return (params.get("proxy"), params.get("verify", True))
+
+
+def load(params: Mapping[str, Any]) -> None:
+    """Import httpx and open the client requests with ``params`` will use (once: then free)."""
+    _client(_client_key(params))
+
+
+def key_variables(model: str) -> tuple[str, ...] | None:
+    """The environment variables that hold the key for ``model`` on this transport.
+
+    ``None`` for a model of a provider this transport does not serve by name.
+    """
+    prefix, _ = _split(model)
+    if prefix is None and "/" in model:
+        return None
+    return DIRECT_PROVIDERS[prefix or "openai"].key_env
 
 
 def request_body(

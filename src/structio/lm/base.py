@@ -5,17 +5,25 @@ from __future__ import annotations
 import abc
 import contextlib
 import contextvars
+import datetime
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, overload
 
 from structio._util.secrets import public_params, redact, redact_data, secret_values
 from structio.exceptions import ServerError
-from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, StreamItem
+from structio.lm.types import (
+    AsyncLMStream,
+    Completion,
+    LMResponse,
+    LMStream,
+    StreamItem,
+    Usage,
+)
 from structio.lm.usage import record_usage
 
 if TYPE_CHECKING:
@@ -26,9 +34,11 @@ __all__ = [
     "BaseLM",
     "HistoryEntry",
     "Origin",
+    "completion_outputs",
     "current_origin",
     "inspect_history",
     "no_choices_error",
+    "openai_usage",
     "origin",
     "reset_origin",
     "set_origin",
@@ -106,7 +116,7 @@ def _no_response(model: str) -> ServerError:
 
 
 @dataclass(frozen=True)
-class HistoryEntry:
+class HistoryEntry(Mapping[str, Any]):
     """One call of a model: what was sent, what came back, what it cost.
 
     Every configured credential (the values of the LM's and the call's secret settings and
@@ -114,12 +124,20 @@ class HistoryEntry:
     messages, the parameters and the completions; the response returned to the caller is
     left as it came.
 
+    An entry also reads as DSPy's history dicts do: ``entry["messages"]``,
+    ``entry["outputs"]`` (the completions' texts, as ``lm("...")`` returns them),
+    ``entry["usage"]`` (a dict of OpenAI's usage names), ``entry["cost"]``,
+    ``entry["model"]``, ``entry["response"]``, ``entry["kwargs"]`` (the parameters),
+    ``entry["prompt"]``, ``entry["timestamp"]`` (ISO 8601), ``entry["response_model"]``
+    and ``entry["model_type"]``.
+
     Attributes:
         model: The model string.
         messages: The messages sent.
         params: The request parameters (credentials removed).
         response: The response (completions, usage, cost, whether it was cached).
         timestamp: When the call ended (seconds since the epoch).
+        prompt: The text the LM was called with (``lm("...")``), if it was called so.
     """
 
     model: str
@@ -127,6 +145,22 @@ class HistoryEntry:
     params: dict[str, Any]
     response: LMResponse
     timestamp: float = field(default_factory=time.time)
+    prompt: str | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            read = _ENTRY_KEYS[key]
+        except (KeyError, TypeError):
+            raise KeyError(
+                f"{key!r}: a history entry has the keys {', '.join(_ENTRY_KEYS)}"
+            ) from None
+        return read(self)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ENTRY_KEYS)
+
+    def __len__(self) -> int:
+        return len(_ENTRY_KEYS)
 
     @property
     def latency(self) -> float:
@@ -137,6 +171,52 @@ class HistoryEntry:
     def cost(self) -> float | None:
         """Cost in USD, when known (0.0 for cache hits)."""
         return self.response.cost
+
+
+def openai_usage(usage: Usage) -> dict[str, Any]:
+    """Token counts under the names of OpenAI's ``usage`` (and so litellm's and DSPy's)."""
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+def completion_outputs(response: LMResponse) -> list[Any]:
+    """What DSPy's ``lm(...)`` returns: each choice's text, or dicts when there is more.
+
+    A choice with native reasoning or tool calls makes every choice a dict: ``"text"``,
+    and ``"reasoning_content"`` / ``"tool_calls"`` where the choice has them.
+    """
+    outputs: list[dict[str, Any]] = []
+    for completion in response.completions:
+        output: dict[str, Any] = {"text": completion.text}
+        if completion.reasoning:
+            output["reasoning_content"] = completion.reasoning
+        if completion.tool_calls:
+            output["tool_calls"] = [dict(call) for call in completion.tool_calls]
+        outputs.append(output)
+    if all(len(output) == 1 for output in outputs):
+        return [output["text"] for output in outputs]
+    return outputs
+
+
+# How each of DSPy's history keys reads from an entry, in DSPy's order.
+_ENTRY_KEYS: dict[str, Callable[[HistoryEntry], Any]] = {
+    "prompt": lambda entry: entry.prompt,
+    "messages": lambda entry: entry.messages,
+    "kwargs": lambda entry: entry.params,
+    "response": lambda entry: entry.response,
+    "outputs": lambda entry: completion_outputs(entry.response),
+    "usage": lambda entry: openai_usage(entry.response.usage),
+    "cost": lambda entry: entry.response.cost,
+    "timestamp": lambda entry: datetime.datetime.fromtimestamp(entry.timestamp).isoformat(),
+    "model": lambda entry: entry.model,
+    "response_model": lambda entry: entry.response.model,
+    "model_type": lambda entry: "chat",
+}
 
 
 class BaseLM(abc.ABC):
@@ -196,24 +276,55 @@ class BaseLM(abc.ABC):
         """The model's context window in tokens, when known."""
         return None
 
-    def __call__(self, messages: Messages, **params: Any) -> LMResponse:
+    @overload
+    def __call__(self, prompt: str | None = None, /, **params: Any) -> list[Any]: ...
+
+    @overload
+    def __call__(self, messages: Messages, /, **params: Any) -> LMResponse: ...
+
+    def __call__(
+        self, request: Messages | str | None = None, /, **params: Any
+    ) -> LMResponse | list[Any]:
         """Send messages and return one completion per choice (``n=``).
+
+        ``lm(messages)``, a list of messages given by position, returns the `LMResponse`
+        (completions, usage, cost). DSPy's spellings, ``lm("text")``,
+        ``lm(prompt="text")`` and ``lm(messages=[...])``, return what DSPy's LM does: the
+        list of the choices' texts (dicts with ``"text"`` when a choice also has reasoning
+        or tool calls). Either way the call is in `history`.
 
         ``params`` are request parameters for this call; they update the LM's own.
 
         Raises:
+            TypeError: No messages or prompt, or both.
             ServerError: The model returned no completion at all (an empty ``choices``
                 list): never an empty answer.
         """
         start = time.perf_counter()
-        response = self._complete(_plain_messages(messages), params)
-        return self._record(messages, params, response, start)
+        if request is None or isinstance(request, str):
+            sent, prompt = _dspy_request(request, params)
+            response = self._complete(sent, params)
+            return completion_outputs(self._record(sent, params, response, start, prompt))
+        response = self._complete(_plain_messages(request), params)
+        return self._record(request, params, response, start)
 
-    async def acall(self, messages: Messages, **params: Any) -> LMResponse:
-        """Async form of ``lm(messages, **params)``."""
+    @overload
+    async def acall(self, prompt: str | None = None, /, **params: Any) -> list[Any]: ...
+
+    @overload
+    async def acall(self, messages: Messages, /, **params: Any) -> LMResponse: ...
+
+    async def acall(
+        self, request: Messages | str | None = None, /, **params: Any
+    ) -> LMResponse | list[Any]:
+        """Async form of ``lm(messages, **params)`` (and of DSPy's spellings)."""
         start = time.perf_counter()
-        response = await self._acomplete(_plain_messages(messages), params)
-        return self._record(messages, params, response, start)
+        if request is None or isinstance(request, str):
+            sent, prompt = _dspy_request(request, params)
+            response = await self._acomplete(sent, params)
+            return completion_outputs(self._record(sent, params, response, start, prompt))
+        response = await self._acomplete(_plain_messages(request), params)
+        return self._record(request, params, response, start)
 
     def stream(self, messages: Messages, **params: Any) -> LMStream:
         """Send messages and read the answer as it is written.
@@ -308,6 +419,7 @@ class BaseLM(abc.ABC):
         params: Mapping[str, Any],
         response: LMResponse,
         start: float,
+        prompt: str | None = None,
     ) -> LMResponse:
         if not response.completions:
             # Checked for every model, not only LM: a reply with nothing to read is a
@@ -331,6 +443,7 @@ class BaseLM(abc.ABC):
                 messages=redact_data(_plain_messages(messages), secrets),
                 params=redact_data(public_params(sent), secrets),
                 response=_redacted_response(response, secrets),
+                prompt=None if prompt is None else redact(prompt, secrets),
             )
         else:  # the usual test double: nothing to hide, nothing to scan
             entry = HistoryEntry(
@@ -338,6 +451,7 @@ class BaseLM(abc.ABC):
                 messages=_plain_messages(messages),
                 params=public_params(sent),
                 response=response,
+                prompt=prompt,
             )
         self.history.append(entry)
         with _GLOBAL_LOCK:
@@ -372,6 +486,28 @@ def _redacted_response(response: LMResponse, secrets: list[str]) -> LMResponse:
         cached=response.cached,
         latency=response.latency,
     )
+
+
+def _dspy_request(
+    prompt: str | None, params: dict[str, Any]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The messages of a call spelled as DSPy's: ``lm("text")``, ``lm(messages=[...])``.
+
+    Takes ``prompt=`` and ``messages=`` out of ``params``, which are the call's own.
+    """
+    if prompt is None:
+        prompt = params.pop("prompt", None)
+    messages = params.pop("messages", None)
+    if messages is not None and prompt is not None:
+        raise TypeError("an LM takes a prompt or messages=[...], not both")
+    if messages is not None:
+        return _plain_messages(messages), None
+    if not isinstance(prompt, str):
+        raise TypeError(
+            "an LM call needs what to send: lm('text'), lm(messages=[{'role': 'user', "
+            f"'content': '...'}}]) or lm([...messages]), not {type(prompt).__name__}"
+        )
+    return [{"role": "user", "content": prompt}], prompt
 
 
 def _plain_messages(messages: Messages) -> list[dict[str, Any]]:

@@ -1,7 +1,14 @@
-"""The response cache: in memory, in front of a disk cache that processes can share."""
+"""The response cache: in memory, in front of an SQLite file that processes can share.
+
+The disk tier is a small store of structio's own on the standard library's `sqlite3`
+(`_SQLiteStore`): one table of JSON text by key, in WAL mode so readers never wait for a
+writer, each operation its own short transaction, every connection closed by structio (not
+left to the garbage collector), and nothing ever unpickled.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -12,12 +19,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from structio._util.secrets import public_params
+from structio.exceptions import ConfigurationError
 from structio.lm.types import LMResponse
 
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
 
 __all__ = [
+    "DATABASE_NAME",
     "DEFAULT_MEMORY_TTL",
     "ResponseCache",
     "cache_key",
@@ -28,6 +38,14 @@ __all__ = [
 # Seconds a response is served from a process's memory before the shared disk is read
 # again: how long a value another process replaced or cleared can still be seen here.
 DEFAULT_MEMORY_TTL = 60.0
+
+#: The file in a cache's directory that holds its responses (beside it, SQLite's ``-wal``
+#: and ``-shm`` files).
+DATABASE_NAME = "responses.sqlite3"
+
+# Seconds a process waits for another one's write to finish before the operation fails;
+# writes are one short statement, so only a stuck process makes anyone wait this long.
+_BUSY_TIMEOUT = 60.0
 
 # Request parameters that never change a response: they are left out of the key.
 _NOT_IN_KEY = frozenset(
@@ -62,10 +80,13 @@ def _key_default(value: Any) -> Any:
 
 
 class ResponseCache:
-    """Model responses by request: an in-memory LRU in front of a disk cache.
+    """Model responses by request: an in-memory LRU in front of an SQLite file on disk.
 
-    The disk tier is a `diskcache` SQLite store, safe when several processes (or threads)
-    share the directory. Entries are JSON text, so nothing is unpickled from disk.
+    The disk tier is one SQLite database in ``directory`` (`DATABASE_NAME`), safe when
+    several processes (or threads) share the directory: WAL mode, a busy timeout, and each
+    read or write one short transaction. Entries are JSON text, so nothing is unpickled from
+    disk. The directory is created private to its owner (``0700``) and the database files are
+    ``0600``; files of an older run that are looser are tightened when this user owns them.
 
     The rule between processes: the disk tier is what processes share; the memory tier is
     a copy private to each process. A response served from memory was on disk (this process
@@ -75,7 +96,7 @@ class ResponseCache:
     once with ``memory_ttl=0`` (every hit reads the disk), never with ``None`` (a memory copy
     then lasts until the LRU evicts it). `clear` empties this process's memory at once.
 
-    Why a bound on age rather than a check on every hit: diskcache cannot tell an entry's
+    Why a bound on age rather than a check on every hit: the disk cannot tell an entry's
     version without an SQLite query, the very cost the memory tier is there to save. Why a
     bounded staleness is acceptable: the key is the whole request (model, messages,
     parameters), so every value stored under it answers that same request. When two
@@ -132,12 +153,9 @@ class ResponseCache:
         if self.directory is None:
             return None
         if self._disk is None:
-            import diskcache
-
             with self._lock:
                 if self._disk is None:
-                    self.directory.mkdir(parents=True, exist_ok=True)
-                    self._disk = diskcache.Cache(str(self.directory))
+                    self._disk = _SQLiteStore(self.directory)
         return self._disk
 
     def get(self, key: str) -> LMResponse | None:
@@ -200,11 +218,176 @@ class ResponseCache:
             disk.clear()
 
     def close(self) -> None:
-        """Close the disk tier (it reopens on next use)."""
+        """Close the disk tier's connection (it reopens on next use)."""
         with self._lock:
             if self._disk is not None:
                 self._disk.close()
                 self._disk = None
+
+
+# Every store of this process, so that none carries an open connection into a forked child:
+# SQLite forbids using a connection in a child (both processes would think they hold the
+# same locks). Each is closed before a fork and reopens on its next use, in parent and child.
+_STORES: weakref.WeakSet[_SQLiteStore] = weakref.WeakSet()
+_STORES_LOCK = threading.Lock()
+# Connections a child inherited all the same (opened by another thread while the process
+# forked): never used, never closed, only kept from the garbage collector.
+_INHERITED: list[sqlite3.Connection] = []
+
+
+class _SQLiteStore:
+    """JSON text by key in one SQLite file, shared safely by processes and threads.
+
+    One connection per store (opened on first use, serialised by a lock, in autocommit:
+    every statement is its own short transaction), closed by `close`, when the store is
+    garbage-collected, at exit, and before the process forks. WAL mode lets readers go on
+    while one process writes; the busy timeout makes a writer wait its turn instead of
+    failing.
+
+    Args:
+        directory: The cache's directory (created ``0700`` when missing).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / DATABASE_NAME
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._closer: weakref.finalize[Any, Any] | None = None
+        with _STORES_LOCK:
+            _STORES.add(self)
+
+    def _connect(self) -> sqlite3.Connection:
+        """The open connection, opened (and the database made private) on first use."""
+        if self._connection is not None:
+            return self._connection
+        import sqlite3  # imported on first use: `import structio` stays light
+
+        _private_files(self.directory, self.path)
+        try:
+            connection = sqlite3.connect(
+                self.path,
+                timeout=_BUSY_TIMEOUT,
+                isolation_level=None,  # autocommit: no transaction outlives its statement
+                check_same_thread=False,  # threads take turns through self._lock
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        # From here on the connection is closed whatever happens to this store.
+        closer = weakref.finalize(self, connection.close)
+        try:
+            # WAL persists in the file; asking again is a read when it is already on.
+            connection.execute("PRAGMA journal_mode=WAL").fetchall()
+            # NORMAL in WAL mode never corrupts the file; a power cut may lose the last
+            # writes, which for a cache is only a few more requests.
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+        except sqlite3.Error as exc:
+            closer()
+            raise self._error(exc) from exc
+        self._connection, self._closer = connection, closer
+        return connection
+
+    def _error(self, exc: Exception) -> ConfigurationError:
+        return ConfigurationError(
+            f"the response cache {self.path} could not be used ({type(exc).__name__}: {exc}). "
+            "If the file is damaged, delete it (the cache starts empty); to do without a disk "
+            "cache, pass cache=False or cache=ResponseCache() (memory only)"
+        )
+
+    def _run(self, sql: str, parameters: tuple[str, ...] = ()) -> list[Any]:
+        """Run one statement as its own transaction; its rows, read to the end."""
+        import sqlite3
+
+        with self._lock:
+            connection = self._connect()
+            try:
+                # Reading every row ends the statement, and with it the read transaction:
+                # an unfinished SELECT would hold a snapshot and keep the WAL from shrinking.
+                return connection.execute(sql, parameters).fetchall()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+
+    def get(self, key: str) -> str | None:
+        """The text stored under ``key``, or ``None``."""
+        rows = self._run("SELECT value FROM responses WHERE key = ?", (key,))
+        value = rows[0][0] if rows else None
+        return value if isinstance(value, str) else None
+
+    def set(self, key: str, text: str) -> None:
+        """Store ``text`` under ``key``, replacing what was there."""
+        self._run("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, text))
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        self._run("DELETE FROM responses")
+
+    def close(self) -> None:
+        """Close the connection (the next operation opens a new one)."""
+        with self._lock:
+            self._close_locked()
+
+    def _close_locked(self) -> None:
+        closer, self._connection, self._closer = self._closer, None, None
+        if closer is not None:
+            closer()
+
+
+def _private_files(directory: Path, database: Path) -> None:
+    """Create the directory ``0700`` and the database ``0600``; tighten looser old files.
+
+    The database is created here, before SQLite opens it, because SQLite gives the ``-wal``
+    and ``-shm`` files it makes the permissions of the database file.
+    """
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(database, flags, 0o600))
+    except OSError as exc:
+        raise ConfigurationError(
+            f"the response cache {database} could not be created ({exc}); give "
+            "ResponseCache a directory of your own that you can write to, set "
+            "STRUCTIO_CACHE_DIR, or pass cache=False"
+        ) from exc
+    if not hasattr(os, "geteuid"):  # not POSIX: no permission bits to tighten
+        return
+    for path in (
+        database,
+        database.with_name(database.name + "-wal"),
+        database.with_name(database.name + "-shm"),
+    ):
+        with contextlib.suppress(OSError):  # missing, or someone else's: left as it is
+            status = path.lstat()
+            if status.st_mode & 0o077 and status.st_uid == os.geteuid():
+                path.chmod(0o600)
+
+
+def _close_before_fork() -> None:
+    """Close every store's connection, so that no child inherits one."""
+    with _STORES_LOCK:
+        stores = list(_STORES)
+    for store in stores:
+        store.close()
+
+
+def _after_fork_in_child() -> None:
+    """Make the child's stores usable: fresh locks, and no connection of the parent's."""
+    global _STORES_LOCK
+    # A lock another thread held at the fork stays held in the child, where that thread is
+    # gone: every lock is made anew.
+    _STORES_LOCK = threading.Lock()
+    for store in list(_STORES):
+        store._lock = threading.Lock()
+        if store._closer is not None and store._connection is not None:
+            store._closer.detach()  # closing it would touch the parent's locks
+            _INHERITED.append(store._connection)
+        store._connection = store._closer = None
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere processes are spawned, never forked
+    os.register_at_fork(before=_close_before_fork, after_in_child=_after_fork_in_child)
 
 
 _DEFAULT: dict[Path, ResponseCache] = {}

@@ -304,6 +304,25 @@ class LM(BaseLM):
 
     # -- calls ----------------------------------------------------------------------------
 
+    def load(self) -> None:
+        """Import the transport's library and open its client now rather than in a call.
+
+        Importing litellm takes seconds, httpx a fraction of one. Every call does this
+        first (after the cache is read: a cached answer imports nothing), outside the time
+        it measures, so the first call's latency is its request's. Call it early to know
+        that the client loads (or to say so while it does).
+        """
+        if self._route == "litellm":
+            _litellm.get_litellm()
+        else:
+            _http.load(self.params)
+
+    def _loaded(self, start: float) -> float:
+        """`load`, then ``start`` moved later by the time it took (no part of the call)."""
+        before = time.perf_counter()
+        self.load()
+        return start + (time.perf_counter() - before)
+
     def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The LM's parameters updated by this call's ``params`` (``cache`` excluded)."""
         merged = {**self.params, **params}
@@ -335,6 +354,7 @@ class LM(BaseLM):
             # A response without choices (cached before they were refused) is not an answer.
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
+        start = self._loaded(start)
         # A call asked as a stream (``stream=True``) reads the stream whole.
         send = self._read_stream if params.get("stream") else self._send
         attempt = 0
@@ -362,6 +382,7 @@ class LM(BaseLM):
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
+        start = self._loaded(start)
         asend = self._aread_stream if params.get("stream") else self._asend
         attempt = 0
         while True:
@@ -420,6 +441,7 @@ class LM(BaseLM):
                 yield from _replay(hit.text)
                 yield hit.as_cache_hit(time.perf_counter() - start)
                 return
+        start = self._loaded(start)
         attempt = 0
         while True:
             attempt += 1
@@ -456,6 +478,7 @@ class LM(BaseLM):
                     yield piece
                 yield hit.as_cache_hit(time.perf_counter() - start)
                 return
+        start = self._loaded(start)
         attempt = 0
         while True:
             attempt += 1

@@ -2,8 +2,10 @@
 
 Read from the model map litellm ships inside its package
 (``model_prices_and_context_window_backup.json``), found and parsed *without importing
-litellm*: importing litellm costs seconds, reading its map costs ~15 ms, once per process,
-and each model's entry is looked up once and cached.
+litellm*: importing litellm costs seconds, reading its map about 25 ms, once per process,
+and each model's entry is looked up once and cached. A model the map does not know, or
+knows without prices, is logged once per process (logger ``"structio"``, INFO): its cost is
+``None`` and, for a model without a context window, nothing is cut to fit it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from structio._util.log import logger
 from structio.lm.types import Usage
 
 __all__ = ["ModelInfo", "cost_of", "model_entry", "model_info", "model_map"]
@@ -22,6 +25,8 @@ __all__ = ["ModelInfo", "cost_of", "model_entry", "model_info", "model_map"]
 _MAP_FILE = "model_prices_and_context_window_backup.json"
 _LOCK = threading.Lock()
 _MAP: dict[str, Any] | None = None
+# Models already logged as unknown (or unpriced): one line per model and process.
+_LOGGED: set[tuple[str, str]] = set()
 
 
 class ModelInfo(NamedTuple):
@@ -97,7 +102,16 @@ def model_entry(model: str) -> tuple[str, dict[str, Any]] | None:
 def model_info(model: str) -> ModelInfo | None:
     """What the map says of a model string (looked up as `model_entry` does), or None."""
     found = model_entry(model)
-    return _info(*found) if found else None
+    if found is None:
+        _log_once(
+            model,
+            "unknown",
+            "model %r is not in litellm's model map: its context window and prices are "
+            "unknown, so its cost is None and a prompt is cut to its window only with "
+            "LM(..., context_window=N)",
+        )
+        return None
+    return _info(*found)
 
 
 def _info(key: str, entry: dict[str, Any]) -> ModelInfo:
@@ -119,6 +133,14 @@ def _info(key: str, entry: dict[str, Any]) -> ModelInfo:
     )
 
 
+def _log_once(model: str, kind: str, message: str) -> None:
+    with _LOCK:
+        if (model, kind) in _LOGGED:
+            return
+        _LOGGED.add((model, kind))
+    logger().info(message, model)
+
+
 def cost_of(model: str, usage: Usage) -> float | None:
     """What ``usage`` costs in USD by the map's per-token prices, or None if unknown.
 
@@ -126,7 +148,14 @@ def cost_of(model: str, usage: Usage) -> float | None:
     when the map has one.
     """
     info = model_info(model)
-    if info is None or info.input_cost is None or info.output_cost is None:
+    if info is None:
+        return None  # logged by model_info
+    if info.input_cost is None or info.output_cost is None:
+        _log_once(
+            model,
+            "unpriced",
+            "litellm's model map has no price for model %r: its cost is None",
+        )
         return None
     cached = min(usage.cached_tokens, usage.prompt_tokens)
     cached_rate = info.cached_input_cost if info.cached_input_cost is not None else info.input_cost

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from structio._util.log import logger
 from structio._util.secrets import public_params, redact_data, secret_values
 from structio.lm.types import LMResponse, Usage
 from structio.rendering.prompt import Prompt
@@ -268,10 +269,8 @@ def _tell(callbacks: tuple[Any, ...], hook: str, event: CallEvent) -> None:
         try:
             method(event)
         except Exception:
-            import logging
-
             # A broken callback must not break the call it watches, nor the next callback.
-            logging.getLogger("structio").warning(
+            logger().warning(
                 "callback %r raised in %s (call %s); the call goes on",
                 callback,
                 hook,

@@ -105,6 +105,9 @@ def _json_repaired(text: str) -> Any:
     import json_repair
 
     _check_depth(text)  # json-repair recurses per level and rescans the text at each
+    # json-repair would read `<value>` as "value>" and `undefined` as a string: each is no
+    # value, as `null` is (a required field is then missing, the others are still read).
+    text = _NO_VALUE.sub(lambda m: m.group(0).replace(m.group(1), "null"), text)
     try:
         repaired = json_repair.loads(text)
     except AssertionError as error:  # its own checks fail on some text (`{'```json```[`)
@@ -113,6 +116,11 @@ def _json_repaired(text: str) -> Any:
         raise ValueError("json-repair found no JSON")
     _check_nothing_invented(repaired, text)
     return repaired
+
+
+# A bare `<placeholder>` or JavaScript's `undefined` where a value belongs (after a key, in
+# a list): the model wrote no value there, whatever json-repair would make of it.
+_NO_VALUE = re.compile(r"[:\[,]\s*(<[^<>\"'\n]{1,60}>|\bundefined\b)\s*(?=[,}\]]|\Z)")
 
 
 # How each empty value is written, when a model writes it: json-repair reports these for a

@@ -14,10 +14,13 @@ from typing import Any, Final
 __all__ = [
     "NO_READING",
     "bool_reading",
+    "final_label",
     "label_forms",
     "list_items",
+    "names_only",
     "number_reading",
     "python_call_reading",
+    "without_remark",
 ]
 
 
@@ -61,6 +64,45 @@ def number_reading(text: str) -> Any:
     if not match:
         return NO_READING
     return match.group(1).replace(",", "").replace("\u2212", "-")
+
+
+# A value, then on the same line a short remark about it: in parentheses, or after a dash,
+# or a full stop (`4 (two plus two)`, `4. That is the sum.`); not after a comma, which
+# also separates items (`billing, bug`).
+_REMARK = re.compile(
+    r"^([^\n]+?)(?:[ \t]*\(([^()\n]{1,120})\)|[ \t]*(?:[\u2014\u2013]|[ \t]-)[ \t]+([^\n]{1,200})"
+    r"|\.[ \t]+([^\n]{1,200}))[ \t]*[.!]?$"
+)
+# A remark that offers another answer or takes this one back: the value has no one reading.
+_HEDGE_REMARK = re.compile(
+    r"^(?:or|and|nor|but|not|no|maybe|possibly|perhaps|probably|approximately|about|around"
+    r"|roughly|approx|est|estimated|almost|nearly|over|under|at\s+(?:least|most)|up\s+to|actually|wait|unless"
+    r"|if|either|between|to|vs\.?|versus)\b|^[~\u2248<>/]",
+    re.IGNORECASE,
+)
+
+
+# The longest text read as a value with a remark: the value and both remark forms' limits.
+_MAX_REMARK_TEXT = 400
+
+
+def without_remark(text: str) -> Any:
+    """``4 (two plus two)`` or ``4. That is the sum.`` -> ``4``; else `NO_READING`.
+
+    The remark must be short, on the value's line, and hold no digit and no word that
+    offers another answer (``4 (or 5)``, ``4, maybe more``): then the value before it is
+    the one reading. The caller still reads that value strictly for its type.
+    """
+    stripped = text.strip()
+    if len(stripped) > _MAX_REMARK_TEXT:
+        return NO_READING  # no short value with a short remark; and the pattern stays cheap
+    match = _REMARK.match(stripped)
+    if match is None:
+        return NO_READING
+    remark = next(g for g in match.groups()[1:] if g is not None).strip()
+    if any(c.isdigit() for c in remark) or _HEDGE_REMARK.match(remark):
+        return NO_READING
+    return match.group(1).strip()
 
 
 _BOOL_TEXT = re.compile(
@@ -113,6 +155,63 @@ def label_forms(text: str) -> list[str]:
     if prefixed:
         add(stripped[prefixed.end() :])
     return forms
+
+
+# A choice written last, emphasized (`**pos**`, `` `pos` ``, `"pos"`), at the end of prose.
+_EMPHASIZED_END = re.compile(r"(\*\*|__|\*|`|\"|')([^*`\"'\n]{1,60}?)\1\s*[.!]?\s*$")
+_EMPHASIZED_TAIL = 80
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|isn't|aren't|wasn't|n't|maybe|perhaps|possibly|unsure)\b", re.IGNORECASE
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:\n])\s*", re.MULTILINE)
+
+
+def final_label(text: str, choices: list[tuple[Any, list[Any]]]) -> Any:
+    """The choice a prose answer ends on, emphasized, when it is the only choice it names.
+
+    ``The review is glowing, so the label is **pos**.`` gives ``pos`` when no other choice
+    (nor this one again) is written anywhere in the text, and no negation comes before it
+    in its sentence (``it is not **pos**``). ``choices`` pairs each value with the names
+    it may be written as; returns the value, or `NO_READING`.
+    """
+    # The emphasized choice ends the text: only its last characters are searched, so a long
+    # text costs one pass (the checks below), never one search per position.
+    tail = max(len(text.rstrip()) - _EMPHASIZED_TAIL, 0)
+    match = _EMPHASIZED_END.search(text, tail)
+    if match is None:
+        return NO_READING
+    said = match.group(2).strip().casefold()
+    spellings = [(value, {str(n).casefold() for n in names}) for value, names in choices]
+    chosen = [index for index, (_, names) in enumerate(spellings) if said in names]
+    if len(chosen) != 1:
+        return NO_READING
+    sentence_start = 0
+    for start in _SENTENCE_START.finditer(text, 0, match.start()):
+        sentence_start = start.end()
+    if _NEGATION.search(text, sentence_start, match.start()):
+        return NO_READING
+    if not names_only(text, choices, choices[chosen[0]][0], times=1):
+        return NO_READING  # another choice named, or this one twice: no one reading
+    return choices[chosen[0]][0]
+
+
+def names_only(
+    text: str, choices: list[tuple[Any, list[Any]]], chosen: Any, times: int | None = None
+) -> bool:
+    """Whether the text names no choice but ``chosen`` (at most ``times`` times, if given).
+
+    A name counts as a whole word, whatever its case.
+    """
+    folded = text.casefold()
+    for value, names in choices:
+        spellings = {str(n).casefold() for n in names} - {""}
+        written = sum(
+            len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", folded)) for name in spellings
+        )
+        allowed = (len(folded) if times is None else times) if value == chosen else 0
+        if written > allowed:
+            return False
+    return True
 
 
 # Matched against a stripped line, so no two repetitions compete for the same spaces.

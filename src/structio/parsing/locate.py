@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "find_json",
     "find_labels",
     "find_sections",
+    "is_placeholder",
     "is_fence_line",
     "norm",
     "settled_prefix",
@@ -83,7 +84,9 @@ _LEAD_DECORATION = re.compile(r"^[\s*_`~]*:?[\s*_`~]*")
 _TAIL_DECORATION_CHARS = " \t\n\r\f\v*_`#~"
 # A line that is a code fence and nothing else, in a text of many lines.
 _FENCE_LINE = re.compile(r"^[^\S\n]*```[\w+-]*[^\S\n]*$", re.MULTILINE)
-_PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:\s+#\s*note:.*)?$", re.DOTALL)
+# The prompt's `{name}` placeholder echoed as a value: alone, with the prompt's type note,
+# or as the first line of a template the model repeated before writing its answer.
+_PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:[ \t]+#[ \t]*note:[^\n]*)?(?:\n.*)?$", re.DOTALL)
 
 
 def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Found | None:
@@ -109,7 +112,7 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
             if name not in output_set or name in found.texts or (prefer_strong and not strong):
                 continue
             value = _section_text(body)
-            if _is_placeholder(value, name):
+            if is_placeholder(value, name):
                 continue  # the structure echoed from the system message, not a value
             found.texts[name] = value
             if not strong:
@@ -129,7 +132,8 @@ def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -
     the text whole: a long completion has many lines and few markers.
     """
     sections: list[tuple[str | None, bool, list[str]]] = [(None, True, [])]
-    seen_output = False
+    answered = False  # a section before holds an output's value, not its echoed template
+    checked = 0  # sections before this one have been looked at for that
     position = 0  # where the text not yet given to a section starts (always a line start)
     search = 0
     while (bracket := text.find("[[", search)) != -1:
@@ -149,10 +153,18 @@ def _all_sections(text: str, by_norm: Mapping[str, str], output_set: set[str]) -
             sections[-1][2].append(head)
         for label, strong, rest in markers:
             name = by_norm.get(label)
-            if label == "completed" and seen_output:
+            # Each section is looked at once, when a `completed` first follows it.
+            while not answered and checked < len(sections):
+                name_, _, parts = sections[checked]
+                answered = (
+                    name_ is not None
+                    and name_ in output_set
+                    and not is_placeholder("\n".join(parts), name_)
+                )
+                checked += 1
+            if label == "completed" and answered:
                 sections.append((None, True, []))  # it closes the section before it
                 return _joined(sections)
-            seen_output = seen_output or name in output_set
             sections.append((name, strong, [rest] if rest.strip() else []))
     if position <= len(text):  # the lines after the last marker
         sections[-1][2].append(text[position:])
@@ -188,9 +200,13 @@ def _plain_sections(
             sections.append((None, True, ""))  # it closes the section before it
             break
         name = by_norm.get(label)
-        seen_output = seen_output or name in output_set
         body = pieces[index + 1]
-        sections.append((name, True, body[1:] if index == last else body[1:-1]))
+        body = body[1:] if index == last else body[1:-1]
+        # An echoed template (`{answer}`) is no answer: its `completed` ends nothing.
+        seen_output = seen_output or (
+            name in output_set and name is not None and not is_placeholder(body, name)
+        )
+        sections.append((name, True, body))
     return sections
 
 
@@ -271,34 +287,60 @@ def _section_text(text: str) -> str:
 
 # -- Field: value lines ---------------------------------------------------------------------
 
-_LABEL_LINE = re.compile(r"^[\s*_#>\-]*([A-Za-z][\w \-]{0,40}?)[\s*_`]*:[\s*_`]*(.*)$")
-# A line that may be a label line: it has a colon (checked exactly by `_LABEL_LINE`).
-_COLON_LINE = re.compile(r"^[^\n:]*:[^\n]*", re.MULTILINE)
+
+@functools.lru_cache(maxsize=256)
+def _label_line(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A line that labels one of ``names``: ``Answer: 4``, ``**Answer** - 4``, ``### Answer``.
+
+    The label is a name however its words are separated or cased (`norm`), maybe after
+    bullets, a number, a heading's ``#`` or emphasis; then a colon, ``=``, a spaced dash,
+    or nothing more on the line (the value is on the lines after it). No two neighbouring
+    runs of the pattern take the same characters, so a long run of ``*`` is not tried at
+    every split point.
+    """
+    spelled = sorted({norm(n) for n in names if norm(n)}, key=len, reverse=True)
+    alternatives = "|".join(r"[ \t_\-]*".join(re.escape(c) for c in name) for name in spelled)
+    return re.compile(
+        rf"^[ \t*_#>\-]*(?:\d{{1,3}}[.)][ \t]*[*_`]*)?({alternatives})[ \t*_`]*"
+        r"(?:[:=]|(?<=[ \t])[\-\u2013\u2014][ \t]|$)[ \t*_`]*([^\n]*)",
+        re.IGNORECASE | re.MULTILINE,
+    )
 
 
-def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) -> Found | None:
+def find_labels(
+    text: str,
+    names: Iterable[str],
+    outputs: Mapping[str, bool],
+    narrow: Collection[str] = (),
+) -> Found | None:
     """Read ``Field: value`` lines; only when every required output is labelled that way.
 
-    ``outputs`` maps each output name to whether it is required. A value runs on to the
-    next labelled line.
+    ``outputs`` maps each output name to whether it is required. A label may be written in
+    markdown (``**Answer:**``, ``- Answer:``, ``### Answer`` with the value below) or with
+    ``=`` or a spaced dash; a value runs on to the next labelled line.
+
+    When one required output has no label, it takes the text before the first label only
+    if that is a single line and the output is ``narrow`` (no text at all would be a valid
+    value of it, so the line is checked by its type): one candidate, one reading.
     """
     by_norm = {norm(n): n for n in names}
     # Each value as its label line's rest and where the lines after it start; it ends where
-    # the next line labelled with a field starts. Only lines with a colon are looked at,
-    # found by one search: a long completion has many lines.
+    # the next line labelled with a field starts.
     starts: dict[str, tuple[str, int]] = {}
     ends: dict[str, int] = {}
     current: str | None = None
-    for line in _COLON_LINE.finditer(text):
-        match = _LABEL_LINE.match(line.group())
-        name = by_norm.get(norm(match.group(1))) if match else None
-        if match is None or name is None:
+    first_label = -1
+    for match in _label_line(tuple(by_norm.values())).finditer(text):
+        name = by_norm.get(norm(match.group(1)))
+        if name is None:
             continue
+        if first_label == -1:
+            first_label = match.start()
         if current is not None:
-            ends[current] = line.start()
+            ends[current] = match.start()
         current = name if name not in starts else None
         if current is not None:
-            starts[current] = (match.group(2).rstrip(_TAIL_DECORATION_CHARS), line.end() + 1)
+            starts[current] = (match.group(2).rstrip(_TAIL_DECORATION_CHARS), match.end() + 1)
     found = Found(how="labels")
     for name in outputs:
         if name in starts:
@@ -309,13 +351,18 @@ def find_labels(text: str, names: Iterable[str], outputs: Mapping[str, bool]) ->
             ).strip()
     if starts:  # a value runs on to the next label, so the last runs to the end
         found.open.add(next(reversed(starts)))
-    required = [name for name, needed in outputs.items() if needed]
-    if not found.texts or any(name not in found.texts for name in required):
+    missing = [name for name, needed in outputs.items() if needed and name not in found.texts]
+    if len(missing) == 1 and found.texts and missing[0] in narrow:
+        before = [line for line in text[:first_label].splitlines() if line.strip()]
+        if len(before) == 1:
+            found.texts[missing[0]] = before[0].strip()
+            missing = []
+    if not found.texts or missing:
         return None
     return found
 
 
-def _is_placeholder(value: str, name: str) -> bool:
+def is_placeholder(value: str, name: str) -> bool:
     """Whether ``value`` is output ``name``'s placeholder from the prompt (``{name}``)."""
     placeholder = _PLACEHOLDER.match(value.strip())
     return placeholder is not None and norm(placeholder.group(1)) == norm(name)
@@ -354,6 +401,9 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
     by_norm = {norm(n): n for n in output_list}
     best: tuple[int, Found] | None = None
     text = strip_fence(text)
+    inner = _wrapped_string(text, by_norm)
+    if inner is not None and (found_inner := find_json(inner, output_list)) is not None:
+        return found_inner
     answered = -1  # where the last object naming an output ends
     for obj, complete, start, end in _objects(text, tuple(by_norm)):
         if answered != -1 and _RUNAWAY.search(text, answered, start):
@@ -368,14 +418,72 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
             found.cut_off.update(name for name in output_list if name not in whole)
         if score and (best is None or score >= best[0]):
             best = (score, found)
-    return best[1] if best else None
+    if best is None:
+        return _headless(text, by_norm)
+    return best[1]
+
+
+# An object that lost its opening brace, or its brace and the first key's opening quote
+# (`answer": 4}`): the text starts with a key, its closing quote and a colon.
+_HEADLESS = re.compile(r'\s*("?)([A-Za-z_][\w \-]{0,60})"\s*:')
+
+
+_RAW_DECODER = json.JSONDecoder(strict=False)
+_STRUCTURAL = frozenset('{}[],:"')
+
+
+def _headless(text: str, by_norm: Mapping[str, str]) -> Found | None:
+    """The object whose ``{`` (and first ``"``) the text lost, when it has one reading.
+
+    Only when the text starts with an output's key and, given back what it lost, is one
+    whole JSON object (strict: nothing else repaired, nothing after it).
+    """
+    match = _HEADLESS.match(text)
+    if match is None or norm(match.group(2)) not in by_norm:
+        return None
+    head = "{" if match.group(1) else '{"'
+    whole = head + text.strip()
+    try:  # prose may follow the object, as after any answer; more JSON may not
+        obj, end = _RAW_DECODER.raw_decode(whole)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or whole[end:].lstrip()[:1] in _STRUCTURAL:
+        return None
+    found, score = _fit(obj, by_norm)
+    return found if score else None
+
+
+# `{"response": "{\"answer\": 4}"}`: one key that is no output, holding the answer as a
+# string of JSON; models add a tool call's closing tag inside it (`...}</invoke>"}`).
+_WRAPPED_HEAD = re.compile(r'\s*\{\s*"([^"\\\n]{1,60})"\s*:\s*"\s*(?=\{)')
+_WRAPPED_TAIL = re.compile(r'\}\s*(?:</?[A-Za-z_][\w:-]*>\s*)*"\s*\}\s*\Z')
+_ESCAPE = re.compile(r'\\(["\\/nrt])')
+_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _wrapped_string(text: str, by_norm: Mapping[str, str]) -> str | None:
+    """The JSON text a single wrapping key holds as a string, unescaped; else ``None``.
+
+    The string is taken from the text between its quotes, not decoded: models write it
+    with inner quotes left unescaped, or escaped once too often, and the object around it
+    is then no JSON. Escapes are undone where they are escapes; what is left is read as
+    any answer is, so a value it cuts off is still refused.
+    """
+    head = _WRAPPED_HEAD.match(text)
+    if head is None or norm(head.group(1)) in by_norm:
+        return None
+    tail = _WRAPPED_TAIL.search(text, head.end())
+    if tail is None:
+        return None
+    inner = text[head.end() : tail.start() + 1]
+    return _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], inner) if '\\"' in inner else inner
 
 
 def _fit(obj: dict[Any, Any], by_norm: Mapping[str, str]) -> tuple[Found, int]:
     matched = _matched_keys(obj, by_norm)
     texts = {name: obj[key] for key, name in matched.items()}
     # `"answer": "{answer}"` is the prompt's structure echoed, not a value: as if absent.
-    texts = {n: v for n, v in texts.items() if not (isinstance(v, str) and _is_placeholder(v, n))}
+    texts = {n: v for n, v in texts.items() if not (isinstance(v, str) and is_placeholder(v, n))}
     found = Found(texts=texts, how="JSON")
     score = len(found.texts)
     for key, value in obj.items():
@@ -446,7 +554,9 @@ def _objects(
             position = start + 1  # `{` on its own before the answer: it opens nothing
             continue
         if end == -1 and (closed := _only_brace_missing(chunk)) is not None:
-            found.append((closed, None, start, len(text)))
+            # Whole as far as it goes, but cut: an output it does not hold may have been
+            # about to be written, so none is defaulted.
+            found.append((closed, closed, start, len(text)))
             return found
         nested = start <= failed_until
         repair = not nested or len(chunk) <= rereading

@@ -10,6 +10,7 @@ from __future__ import annotations
 import decimal
 import enum
 import json
+import re
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -20,9 +21,12 @@ from structio.parsing.decode import decode_text
 from structio.parsing.lenient import (
     NO_READING,
     bool_reading,
+    final_label,
     label_forms,
     list_items,
+    names_only,
     number_reading,
+    without_remark,
 )
 from structio.parsing.locate import Found
 from structio.signatures.signature import Signature
@@ -100,19 +104,67 @@ def read_json_value(info: TypeInfo, value: Any, *, from_json: bool = True) -> An
 
 
 def _lenient(info: TypeInfo, text: str) -> Any:
-    """The one reading of loosely written text for this type, or `NO_READING`."""
+    """The one reading of loosely written text for this type, or `NO_READING`.
+
+    A value with a short remark after it on its line (`without_remark`) is read as the
+    value alone.
+    """
     core = core_type(info.annotation)
+    choices = _choices(core)
+    if choices is not None:
+        return _choice_reading(text, choices)
+    reading = _lenient_core(core, text)
+    if reading is NO_READING and (head := without_remark(text)) is not NO_READING:
+        reading = _lenient_core(core, head)
+    return reading
+
+
+def _lenient_core(core: Any, text: str) -> Any:
     if core is bool:
         return bool_reading(text)
     if core in (int, float, decimal.Decimal):
         return number_reading(text)
-    if isinstance(core, type) and issubclass(core, enum.Enum):
-        return _match_label(text, [(m, [m.value, m.name]) for m in core])
-    if typing.get_origin(core) is Literal:
-        return _match_label(text, [(v, [v]) for v in typing.get_args(core)])
     if typing.get_origin(core) in (list, set, frozenset, tuple):
         return list_items(text)
     return NO_READING
+
+
+def _choice_reading(text: str, choices: list[tuple[Any, list[Any]]]) -> Any:
+    """The one choice (enum member, Literal value) loosely written text names, or none.
+
+    The label itself however decorated; a number among numeric choices with the words that
+    name it (``Level 2``); either with a short remark after it; or the one choice that
+    prose ends on, emphasized (`final_label`).
+    """
+    numeric = all(_is_number(value) for value, _ in choices)
+    for candidate in (text, without_remark(text)):
+        if candidate is NO_READING:
+            continue
+        label = _match_label(candidate, choices)
+        if label is NO_READING and numeric:
+            number = number_reading(_LEADING_WORDS.sub("", candidate.strip(), count=1))
+            if number is not NO_READING:
+                label = _match_label(number, choices)
+        if label is not NO_READING and (candidate is text or names_only(text, choices, label)):
+            return label  # a remark that names another choice leaves no one reading
+    return final_label(text, choices)
+
+
+# Words before a number that name what it counts (`Level 2`): not part of the value.
+_LEADING_WORDS = re.compile(r"^[*_`]*[A-Za-z][A-Za-z ]{0,29}\s(?=[*_`]*[-+]?\d)")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _choices(core: Any) -> list[tuple[Any, list[Any]]] | None:
+    """Each value of an enum or Literal type with the names it may be written as."""
+    if isinstance(core, type) and issubclass(core, enum.Enum):
+        return [(m, [m.value, m.name]) for m in core]
+    if typing.get_origin(core) is Literal:
+        return [(v, [v]) for v in typing.get_args(core)]
+    return None
 
 
 def _read_enum(enum_cls: type[enum.Enum], text: str) -> Any:
@@ -122,7 +174,7 @@ def _read_enum(enum_cls: type[enum.Enum], text: str) -> Any:
     for member in enum_cls:
         if member.name == text:
             return member
-    member = _match_label(text, [(m, [m.value, m.name]) for m in enum_cls])
+    member = _choice_reading(text, [(m, [m.value, m.name]) for m in enum_cls])
     if member is not NO_READING:
         return member
     allowed = "; ".join(str(m.value) for m in enum_cls)

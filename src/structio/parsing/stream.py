@@ -22,7 +22,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from structio.parsing.locate import Found, is_fence_line, norm, settled_prefix, split_line
+from structio.parsing.locate import (
+    Found,
+    is_fence_line,
+    is_placeholder,
+    norm,
+    settled_prefix,
+    split_line,
+)
 from structio.parsing.read import output_infos, read_json_value
 from structio.signatures.signature import Signature
 
@@ -431,6 +438,10 @@ class SectionStreamReader(StreamReader):
         self._fenced = False  # whether a fence line is held
         self._streamed: set[str] = set()  # outputs streamed once (later sections are not)
         self._seen_output = False
+        # The output section open before any answer, and its first line of text: an echoed
+        # template (`{answer}`) is no answer, so its `completed` ends nothing.
+        self._unsure: str | None = None
+        self._unsure_first: str | None = None
         self._stopped = False
 
     def feed(self, piece: str) -> list[StreamEvent]:
@@ -473,12 +484,16 @@ class SectionStreamReader(StreamReader):
         self._lines_seen = 0
         self._current = None
         self._seen_output = False
+        self._unsure = None
+        self._unsure_first = None
         self._stopped = False
 
     def _whole_line(self, line: str, events: list[StreamEvent]) -> bool:
         """Read a received line; whether it holds a marker (a section may have closed)."""
         split = split_line(line) if "[[" in line else None
         if split is None:
+            if self._unsure is not None and self._unsure_first is None and line.strip():
+                self._unsure_first = line
             if self._current is not None:
                 self._body(line[self._line_sent :], events, fence=is_fence_line(line))
                 self._body("\n", events)
@@ -488,11 +503,17 @@ class SectionStreamReader(StreamReader):
             self._body(head[self._line_sent :], events)
         self._current = None
         for label, strong, rest in markers:
+            if self._unsure is not None:  # the section before this marker is whole
+                first = self._unsure_first or ""
+                self._seen_output = not is_placeholder(first, self._unsure)
+                self._unsure = None
             if label == "completed" and self._seen_output:
                 self._stopped = True
                 break
             name = self._by_norm.get(label)
-            self._seen_output = self._seen_output or name in self._output_set
+            if not self._seen_output and name is not None and name in self._output_set:
+                self._unsure = name
+                self._unsure_first = rest if rest.strip() else None
             if self._open(name, strong) is not None:
                 self._body(rest, events)
         return True

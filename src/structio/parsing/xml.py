@@ -51,6 +51,7 @@ __all__ = [
     "find_xml",
     "is_tag_name",
     "leaf_text",
+    "quote_attribute",
     "shape_of",
     "unescape",
     "untyped_value",
@@ -122,6 +123,26 @@ def leaf_text(raw: str) -> str:
         return "".join(parts)  # written raw: every character as it is
     parts[0::2] = typing.cast("list[str]", outside)
     return "".join(parts)
+
+
+# What an attribute value in double quotes cannot hold as it is; whitespace other than a
+# space is written as a reference, since XML normalizes it to spaces in attributes.
+_ATTRIBUTE_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
+)
+
+
+def quote_attribute(value: str) -> str:
+    """``value`` as a double-quoted XML attribute value that `unescape` reads back exactly."""
+    return '"' + value.translate(_ATTRIBUTE_ESCAPES) + '"'
 
 
 def escape_text(text: str) -> str:

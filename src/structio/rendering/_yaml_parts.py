@@ -77,7 +77,7 @@ def _read(lines: list[str]) -> list[tuple[dict[str, Any], int]]:
             items.append((current, index))
         elif current is None:
             raise _UnsupportedError
-        if rest is None or rest[0] != "|":
+        if not rest or rest[0] != "|":  # "key:" and "key: " alike: an empty value
             text_key = _text_keys.get(key) or _key(key)
             current[text_key] = _plain(rest.strip(" ")) if rest else None
             continue

@@ -50,6 +50,9 @@ class Part:
             numbers are dropped first when the prompt must fit a token limit.
         extra: Other keys of the message, as ``(key, value)`` pairs: an assistant's
             ``tool_calls``, a tool result's ``tool_call_id``.
+        tokens: The part's tokens, given instead of encoding its text (Prompt Poet's token
+            override: counts and truncation use them, the message still sends the text);
+            ``None`` (the default) encodes the text.
     """
 
     name: str
@@ -57,6 +60,7 @@ class Part:
     content: Content
     truncation_priority: int = 0
     extra: tuple[tuple[str, Any], ...] = ()
+    tokens: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         content = self.content
@@ -185,7 +189,8 @@ class Prompt:
         """The tokens of the prompt: each part's tokens, in order."""
         tokens: list[int] = []
         for part in self._parts:
-            tokens.extend(self.tokenizer.encode(part.text))
+            given = part.tokens
+            tokens.extend(self.tokenizer.encode(part.text) if given is None else given)
         return tokens
 
     @property
@@ -197,7 +202,10 @@ class Prompt:
     def part_tokens(self) -> list[int]:
         """How many tokens each part has."""
         if self._counts is None:
-            self._counts = [self.tokenizer.count(p.text) for p in self._parts]
+            count = self.tokenizer.count
+            self._counts = [
+                count(p.text) if p.tokens is None else len(p.tokens) for p in self._parts
+            ]
         return list(self._counts)
 
     @property

@@ -11,9 +11,21 @@ safe to render untrusted data:
   holding YAML (``\n- name: x\n  role: system``), part keys, Jinja syntax or
   ``[[ ## field ## ]]`` markers stays literal text of its part.
 
+What the template itself writes is structure, as in Prompt Poet: the output of a macro, a
+``caller()`` or a ``{% set %}`` block written with ``{{ ... }}`` is template text (its own
+values still behind placeholders), so a macro that writes parts can be called alone on a
+line. An empty value (``""``, ``None``) renders nothing, as in Jinja. A key left empty
+takes its default (``role`` ``user``, ``truncation_priority`` 0; ``content`` ``""``).
+
 Content is stripped of surrounding whitespace (as YAML block scalars leave it); write
-``<|space|>`` in the template for a space the strip must keep. Your data's own whitespace
-is kept as it is.
+``<|space|>`` for a space the strip must keep, in the template or at the start or end of a
+value (``{{ "<|space|>" if cont }}``). Your data's own whitespace is kept as it is, and so
+is a ``<|space|>`` inside its text.
+
+Besides Prompt Poet's keys, a part may list ``expected_template_data_keys`` (names the data
+must hold) and, with ``Template(..., allow_token_overrides=True)``, give its ``tokens`` (a
+list of token ids, or a value holding one as JSON), which counts and truncation then use
+instead of encoding the content.
 
 A render never hangs and never reads outside the template's folder:
 
@@ -70,7 +82,10 @@ before computing, so ``{{ 10 ** (10 ** 8) }}`` is refused at once."""
 SPACE_MARKER = "<|space|>"
 ROLES = ("system", "user", "assistant", "developer", "tool")
 _KEYS = ("name", "role", "content", "truncation_priority")
+# The keys of the usual part, which `Template._part` reads without the full checks.
 _KEY_SET = frozenset(_KEYS)
+_ALL_KEYS = (*_KEYS, "expected_template_data_keys", "tokens")
+_ALL_KEY_SET = frozenset(_ALL_KEYS)
 
 _recorder: contextvars.ContextVar[_Values | None] = contextvars.ContextVar(
     "structio_template_values", default=None
@@ -108,12 +123,22 @@ class _Values:
         self.ranges: dict[int, range] = {}
 
     def placeholder(self, value: Any) -> str:
+        if type(value) is _Captured and value._state is self:
+            # Text the template wrote (a macro's output, a set block): structure, as if
+            # written in place; its own values are behind placeholders already.
+            return value._template
         text = "" if value is None else str(value)
+        if not text:
+            # Nothing to hide, and a placeholder would be text where the template meant
+            # none: a line of its own, or a block's first line.
+            return ""
+        if text.startswith(SPACE_MARKER) or text.endswith(SPACE_MARKER):
+            text = _edge_spaces(text)
         marker = self.marker
         if marker in text:
-            # Text the template captured (``{% set x %}...{% endset %}``, a macro's output)
-            # holds placeholders of its own: expand them now, or they would reach the
-            # prompt as placeholders, since filling is one pass.
+            # This render's placeholders in a value that is not a captured text (none is
+            # expected, this is a guard): expand them now, or they would reach the prompt
+            # as placeholders, since filling is one pass.
             text = self.fill(text)
         values = self.values
         placeholder = f"{marker}{len(values)}__"
@@ -142,6 +167,40 @@ class _Values:
                 f"({self.limits.max_iterations:,}) steps (loop iterations, range() items, "
                 "calls); pass max_iterations= to Template to allow more"
             )
+
+
+class _Captured(str):
+    """Text a template captured (macro, ``caller()``, set or filter block), values filled in.
+
+    As a string it is the text with the values, so filters and tests see what Jinja would
+    give them; output as it is (``{{ macro() }}``), it is the template text with the values'
+    placeholders, which `_Values.placeholder` passes through as structure.
+    """
+
+    # Underscored: the sandbox keeps templates from reading them.
+    _state: _Values
+    _template: str
+
+    def __new__(cls, template: str, state: _Values) -> _Captured:
+        captured = super().__new__(cls, state.fill(template))
+        captured._state = state
+        captured._template = template
+        return captured
+
+
+def _edge_spaces(text: str) -> str:
+    """``text`` with each `SPACE_MARKER` at its start or end made a space."""
+    size = len(SPACE_MARKER)
+    lead = 0
+    while text.startswith(SPACE_MARKER, lead * size):
+        lead += 1
+    body = text[lead * size :]
+    trail = 0
+    while body.endswith(SPACE_MARKER, 0, len(body) - trail * size):
+        trail += 1
+    if trail:
+        body = body[: len(body) - trail * size]
+    return " " * lead + body + " " * trail
 
 
 def _finalize(value: Any) -> Any:
@@ -239,6 +298,8 @@ class Template:
             string or list it may build; `MAX_OUTPUT` by default.
         max_int_bits: The largest integer, in bits, ``**`` and ``*`` may produce;
             `MAX_INT_BITS` by default.
+        allow_token_overrides: Let parts give their own ``tokens`` (Prompt Poet's option of
+            the same name); off by default, since token counts then trust the template.
 
     Raises:
         TemplateError: The template is not text or has a syntax error.
@@ -254,6 +315,7 @@ class Template:
         max_iterations: int = MAX_ITERATIONS,
         max_output: int = MAX_OUTPUT,
         max_int_bits: int = MAX_INT_BITS,
+        allow_token_overrides: bool = False,
         _loader: Any = None,
     ) -> None:
         if not isinstance(raw_template, str):
@@ -261,6 +323,7 @@ class Template:
         self.name = name
         self.source = raw_template
         self._limits = _checked_limits(max_iterations, max_output, max_int_bits)
+        self.allow_token_overrides = allow_token_overrides
         loader = _loader
         if loader is None and search_path is not None:
             # Absolute now: a later change of the working folder must not move the folder.
@@ -285,11 +348,12 @@ class Template:
         max_iterations: int = MAX_ITERATIONS,
         max_output: int = MAX_OUTPUT,
         max_int_bits: int = MAX_INT_BITS,
+        allow_token_overrides: bool = False,
     ) -> Template:
         """Load a template file; ``{% include %}`` paths are relative to its folder.
 
-        An include never reads outside that folder (see the module's notes). The limits are
-        those of `Template`.
+        An include never reads outside that folder (see the module's notes). The limits and
+        ``allow_token_overrides`` are those of `Template`.
 
         Raises:
             TemplateError: The file cannot be read.
@@ -308,6 +372,7 @@ class Template:
             max_iterations=max_iterations,
             max_output=max_output,
             max_int_bits=max_int_bits,
+            allow_token_overrides=allow_token_overrides,
         )
 
     @classmethod
@@ -319,12 +384,13 @@ class Template:
         max_iterations: int = MAX_ITERATIONS,
         max_output: int = MAX_OUTPUT,
         max_int_bits: int = MAX_INT_BITS,
+        allow_token_overrides: bool = False,
     ) -> Template:
         """Load a template shipped inside a package (``name`` relative to the package).
 
         ``{% include %}`` paths are relative to the template's folder in the package, and
-        never read outside the package (see the module's notes). The limits are those of
-        `Template`.
+        never read outside the package (see the module's notes). The limits and
+        ``allow_token_overrides`` are those of `Template`.
 
         Raises:
             TemplateError: The package or the file cannot be found, or ``name`` leaves the
@@ -368,6 +434,7 @@ class Template:
             max_iterations=max_iterations,
             max_output=max_output,
             max_int_bits=max_int_bits,
+            allow_token_overrides=allow_token_overrides,
             _loader=_loader_class()(folder, boundary, full_name),
         )
 
@@ -414,8 +481,9 @@ class Template:
                 stream.close()
             _recorder.reset(token)
         text = "".join(chunks)
+        data = template_data or {}
         parts = [
-            self._part(item, line, index, values)
+            self._part(item, line, index, values, data)
             for index, (item, line) in enumerate(self._load_yaml(text, values))
         ]
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
@@ -436,13 +504,16 @@ class Template:
             node = loader.get_single_node()
             document = loader.construct_document(node) if node is not None else None
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark is not None else 0
-            shown = (
-                values.fill(text.splitlines()[line - 1])
-                if 0 < line <= len(text.splitlines())
-                else ""
-            )
+            rendered = text.splitlines()
+            problem, context = exc.problem_mark, exc.context_mark
+            line = problem.line + 1 if problem is not None else 0
+            if context is not None and not (
+                0 < line <= len(rendered) and rendered[line - 1].strip()
+            ):
+                # Found only past the text or on a blank line (a stray scalar's missing
+                # ':'): show the line that started it.
+                line = context.line + 1
+            shown = values.fill(rendered[line - 1]) if 0 < line <= len(rendered) else ""
             raise TemplateError(
                 f"template {self.name}: the rendered template is not valid YAML at line {line} "
                 f"({exc.problem}): {shown.strip()!r}"
@@ -463,23 +534,27 @@ class Template:
         lines = [item.start_mark.line + 1 for item in node.value]
         return list(zip(document, lines, strict=True))
 
-    def _part(self, item: Any, line: int, index: int, values: _Values) -> Part:
+    def _part(
+        self, item: Any, line: int, index: int, values: _Values, data: Mapping[str, Any]
+    ) -> Part:
         if (
             type(item) is dict
             and _KEY_SET.issuperset(item)
             and item.get("name") is not None
             and type(content := item.get("content")) is str
         ):  # the usual part: skip straight to its fields
-            role = values.fill(str(item.get("role", "user"))).strip()
-            priority_text = values.fill(str(item.get("truncation_priority", 0))).strip()
+            role = values.fill(str(_value(item, "role", "user"))).strip()
+            priority_text = values.fill(str(_value(item, "truncation_priority", 0))).strip()
             if role in ROLES and priority_text.isdecimal():
                 text = content.strip().replace(SPACE_MARKER, " ")
                 return Part(
                     values.fill(str(item["name"])), role, values.fill(text), int(priority_text)
                 )
-        return self._checked_part(item, line, index, values)
+        return self._checked_part(item, line, index, values, data)
 
-    def _checked_part(self, item: Any, line: int, index: int, values: _Values) -> Part:
+    def _checked_part(
+        self, item: Any, line: int, index: int, values: _Values, data: Mapping[str, Any]
+    ) -> Part:
         def where() -> str:
             if isinstance(item, dict) and item.get("name") is not None:
                 return (
@@ -489,35 +564,104 @@ class Template:
 
         if not isinstance(item, dict):
             raise TemplateError(f"{where()} must be a mapping with name, role and content")
-        if not _KEY_SET.issuperset(item):
-            unknown = sorted(str(k) for k in item if k not in _KEY_SET)
+        if not _ALL_KEY_SET.issuperset(item):
+            unknown = sorted(str(k) for k in item if k not in _ALL_KEY_SET)
             raise TemplateError(
-                f"{where()} has unknown key(s) {unknown}; a part takes {', '.join(_KEYS)}"
+                f"{where()} has unknown key(s) {unknown}; a part takes {', '.join(_ALL_KEYS)}"
             )
         if item.get("name") is None:
             raise TemplateError(f"{where()} has no name")
-        content = item.get("content")
-        if content is None:
+        if "content" not in item:
             raise TemplateError(f"{where()} has no content")
+        # An empty value (``content:``, or an expression that rendered nothing) is no text,
+        # as in Prompt Poet; its part is kept.
+        content = item["content"]
         if isinstance(content, (list, dict)):
             raise TemplateError(f"{where()}: content must be text, not a {type(content).__name__}")
-        role = values.fill(str(item.get("role", "user"))).strip()
+        role = values.fill(str(_value(item, "role", "user"))).strip()
         if role not in ROLES:
             raise TemplateError(
                 f"{where()} has unknown role {role!r}; use one of {', '.join(ROLES)}"
             )
-        priority_text = values.fill(str(item.get("truncation_priority", 0))).strip()
+        priority_text = values.fill(str(_value(item, "truncation_priority", 0))).strip()
         try:
             priority = int(priority_text)
         except ValueError:
             raise TemplateError(
                 f"{where()}: truncation_priority must be an integer, not {priority_text!r}"
             ) from None
+        expected = item.get("expected_template_data_keys")
+        if expected is not None:
+            _check_expected_keys(where(), expected, values, data)
+        tokens = None
+        if "tokens" in item:
+            if not self.allow_token_overrides:
+                raise TemplateError(
+                    f"{where()} sets its tokens, which a template may do only with "
+                    "Template(..., allow_token_overrides=True), since token counts and "
+                    "truncation then trust the template"
+                )
+            tokens = _token_ids(where(), item["tokens"], values)
         text = _content_text(content).strip().replace(SPACE_MARKER, " ")
-        return Part(values.fill(str(item["name"])), role, values.fill(text), priority)
+        return Part(
+            values.fill(str(item["name"])), role, values.fill(text), priority, tokens=tokens
+        )
+
+
+def _check_expected_keys(
+    where: str, expected: Any, values: _Values, data: Mapping[str, Any]
+) -> None:
+    """Refuse a render whose data lacks a key the part lists in expected_template_data_keys."""
+    if isinstance(expected, str) or not isinstance(expected, list):
+        raise TemplateError(
+            f"{where}: expected_template_data_keys must be a list of names, "
+            f"not {type(expected).__name__}"
+        )
+    names = [values.fill(str(key)) for key in expected]
+    missing = [name for name in names if name not in data]
+    if missing:
+        raise TemplateError(
+            f"{where} expects template data key(s) {missing}, which template_data lacks; "
+            "pass them in template_data"
+        )
+
+
+def _token_ids(where: str, given: Any, values: _Values) -> tuple[int, ...]:
+    """A part's ``tokens``: a YAML list of ints, or a value holding a JSON list of ints."""
+    tokens = given
+    if isinstance(given, str):
+        import json
+
+        text = values.fill(given)
+        try:
+            tokens = json.loads(text)
+        except ValueError:
+            raise TemplateError(
+                f"{where}: tokens must be a list of token ids, not {_shorten(text)!r}"
+            ) from None
+    if not isinstance(tokens, list) or not all(
+        type(token) is int and token >= 0 for token in tokens
+    ):
+        raise TemplateError(
+            f"{where}: tokens must be a list of token ids (integers from 0), "
+            f"not {_shorten(repr(tokens))}"
+        )
+    return tuple(tokens)
+
+
+def _shorten(text: str, size: int = 60) -> str:
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _value(item: dict[Any, Any], key: str, default: Any) -> Any:
+    """A part's ``key``, or ``default`` where it is missing or left empty."""
+    value = item.get(key)
+    return default if value is None else value
 
 
 def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
     if isinstance(content, bool):
         return "true" if content else "false"
     return str(content)
@@ -599,7 +743,9 @@ def _sandbox_class() -> type[Any]:
         @staticmethod
         def concat(pieces: Any) -> str:
             # What ``{% set %}`` blocks, macros and call blocks capture.
-            return _sized("".join(pieces))  # type: ignore[no-any-return]
+            text: str = _sized("".join(pieces))
+            state = _recorder.get()
+            return text if state is None else _Captured(text, state)
 
         def getattr(self, obj: Any, attribute: str) -> Any:
             # ``message.role`` on a plain dict: the sandbox tries the attribute first and

@@ -1,8 +1,10 @@
 """Tokenizers that work offline, with token counts cached per text.
 
-``o200k_base`` (the default) and ``cl100k_base`` load from the files litellm ships inside its
-package, so counting tokens needs no network. Any other tiktoken encoding works when tiktoken
-has its file (``TIKTOKEN_CACHE_DIR``); any callable ``str -> list[int]`` works too.
+``o200k_base`` (the default) and ``cl100k_base`` are built from the files litellm ships inside
+its package (read here, checked against tiktoken's published hashes, never through
+``TIKTOKEN_CACHE_DIR``), so counting tokens needs no network and changes no environment
+variable. Any other tiktoken encoding works when tiktoken has its file (``TIKTOKEN_CACHE_DIR``);
+any callable ``str -> list[int]`` works too.
 
 A chat is counted by one function, `count_chat`, whose framing is a parameter: a prompt's
 ``token_count`` is its contents alone (`NO_FRAMING`, the budget truncation works with),
@@ -18,7 +20,6 @@ they cost about 40 bytes a token, where a count costs one entry.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -56,10 +57,58 @@ DEFAULT_COUNT_CACHE_BYTES = 64 * 1024 * 1024
 DEFAULT_TOKEN_CACHE_BYTES = 16 * 1024 * 1024
 _TOKEN_BYTES = 40
 
-# tiktoken names its cached files after the SHA-1 of the download URL; litellm ships these.
-_LITELLM_FILES = {
-    "o200k_base": "fb374d419588a4632f3f557e76b4b70aebbca790",
-    "cl100k_base": "9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+
+class _Bundled(NamedTuple):
+    """An encoding whose file litellm ships, and what tiktoken builds it with.
+
+    Attributes:
+        file: The file's name in litellm's folder (tiktoken's cache key: the SHA-1 of its
+            download URL).
+        sha256: The SHA-256 of the file, as tiktoken checks it after a download.
+        pat_str: The pattern that splits text into pieces before byte-pair merging.
+        special_tokens: The encoding's special tokens and their ids.
+    """
+
+    file: str
+    sha256: str
+    pat_str: str
+    special_tokens: dict[str, int]
+
+
+# The encodings' definitions are tiktoken's (tiktoken_ext.openai_public): the same pattern
+# and special tokens give the same tokens, which the tests check against tiktoken itself.
+_BUNDLED = {
+    "o200k_base": _Bundled(
+        file="fb374d419588a4632f3f557e76b4b70aebbca790",
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str="|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": _Bundled(
+        file="9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=(
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
+            r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        special_tokens={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
 }
 _LOAD_LOCK = threading.Lock()
 _TOKENIZERS: dict[str, Tokenizer] = {}
@@ -162,11 +211,29 @@ def get_tokenizer(
 
 
 def _load(encoding: str) -> Tokenizer:
+    loaded: Any = _encoding(encoding)
+
+    def encode(text: str) -> list[int]:
+        tokens: list[int] = loaded.encode(text, disallowed_special=())
+        return tokens
+
+    return Tokenizer(encode, encoding)
+
+
+def _encoding(encoding: str) -> Any:
+    """The tiktoken ``Encoding`` named ``encoding``: a bundled one, or tiktoken's own."""
     import tiktoken
 
+    bundled = _BUNDLED.get(encoding)
+    if bundled is not None:
+        return tiktoken.Encoding(
+            name=encoding,
+            pat_str=bundled.pat_str,
+            mergeable_ranks=_bundled_ranks(encoding, bundled),
+            special_tokens=dict(bundled.special_tokens),
+        )
     try:
-        with _cache_dir_for(encoding):
-            loaded: Any = tiktoken.get_encoding(encoding)
+        return tiktoken.get_encoding(encoding)
     except ValueError as exc:  # tiktoken: "Unknown encoding ..."
         raise TokenizerError(
             f"unknown tiktoken encoding {encoding!r} ({exc}); use 'o200k_base' (GPT-4o and later), "
@@ -180,34 +247,41 @@ def _load(encoding: str) -> Tokenizer:
             "pass encode_func=your_tokenizer.encode"
         ) from exc
 
-    def encode(text: str) -> list[int]:
-        tokens: list[int] = loaded.encode(text, disallowed_special=())
-        return tokens
 
-    return Tokenizer(encode, encoding)
+def _bundled_ranks(encoding: str, bundled: _Bundled) -> dict[bytes, int]:
+    """The byte-pair ranks of a bundled encoding, read from litellm's file and checked.
 
+    The file has one token a line: the token's bytes in base64, a space, its rank.
+    """
+    import base64
+    import hashlib
 
-class _cache_dir_for:  # noqa: N801 - used as a context manager, like contextlib's helpers
-    """Point tiktoken at litellm's bundled files for this load, when they hold the encoding."""
-
-    def __init__(self, encoding: str) -> None:
-        self.directory = _litellm_tokenizer_dir() if encoding in _LITELLM_FILES else None
-        if self.directory is not None and not (self.directory / _LITELLM_FILES[encoding]).is_file():
-            self.directory = None
-        self.previous: str | None = None
-
-    def __enter__(self) -> None:
-        if self.directory is not None:
-            self.previous = os.environ.get("TIKTOKEN_CACHE_DIR")
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(self.directory)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.directory is None:
-            return
-        if self.previous is None:
-            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = self.previous
+    folder = _litellm_tokenizer_dir()
+    path = folder / bundled.file if folder is not None else None
+    try:
+        if path is None:
+            raise FileNotFoundError("litellm is not installed")
+        data = path.read_bytes()
+    except OSError as exc:
+        where = str(path) if path is not None else "litellm's package (not installed)"
+        raise TokenizerError(
+            f"the {encoding} tokenizer file was not found at {where} ({exc}). structio reads it "
+            "from the litellm package: install it (pip install 'litellm>=1.83,<2'), or pass "
+            f"encode_func=tiktoken.get_encoding({encoding!r}).encode to let tiktoken find or "
+            "download the file itself"
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != bundled.sha256:
+        raise TokenizerError(
+            f"the {encoding} tokenizer file at {path} is not the one tiktoken publishes (its "
+            "SHA-256 differs): reinstall litellm (pip install --force-reinstall "
+            f"'litellm>=1.83,<2'), or pass encode_func=tiktoken.get_encoding({encoding!r}).encode"
+        )
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
 def _litellm_tokenizer_dir() -> Path | None:

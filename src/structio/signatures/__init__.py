@@ -1,6 +1,13 @@
 """Signatures: typed inputs and outputs of a model call, plus instructions."""
 
-from structio.signatures.field import MISSING, Constraints, InputField, OutputField, SignatureField
+from structio.signatures.field import (
+    MISSING,
+    Constraints,
+    InputField,
+    OutputField,
+    SignatureField,
+    infer_prefix,
+)
 from structio.signatures.history import History
 from structio.signatures.signature import Signature, SignatureMeta, make_signature
 
@@ -13,5 +20,6 @@ __all__ = [
     "Signature",
     "SignatureField",
     "SignatureMeta",
+    "infer_prefix",
     "make_signature",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -10,7 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["MISSING", "Constraints", "InputField", "OutputField", "SignatureField"]
+__all__ = [
+    "MISSING",
+    "Constraints",
+    "InputField",
+    "OutputField",
+    "SignatureField",
+    "infer_prefix",
+]
 
 
 class _Missing:
@@ -41,6 +49,69 @@ _CONSTRAINT_LABELS: dict[str, str] = {
 }
 
 FieldKind = Literal["input", "output"]
+
+_UPPER = frozenset(string.ascii_uppercase)
+_LOWER = frozenset(string.ascii_lowercase)
+_LETTERS = _UPPER | _LOWER
+_LOWER_OR_DIGIT = _LOWER | frozenset(string.digits)
+
+
+def infer_prefix(name: str) -> str:
+    """The label DSPy derives from a field name, as DSPy 3.4.1's ``infer_prefix`` does.
+
+    Words are split at underscores, before a capitalised word (``someName``), between a
+    lower-case letter or digit and a capital (``parseHTML``), and between letters and
+    digits (``text2number``). Each word is then capitalised, except words all in capitals,
+    which are kept (acronyms). Only ASCII letters take part in the splits, as in DSPy.
+
+    Example:
+        >>> [infer_prefix(n) for n in ("question", "some_name", "HTMLParser", "text2number")]
+        ['Question', 'Some Name', 'HTML Parser', 'Text 2 Number']
+
+    Args:
+        name: A field name (any string is accepted).
+
+    Returns:
+        The words joined by spaces, without the colon that DSPy's field prefix adds.
+    """
+    # First, a capitalised ASCII word starts a new word after whatever character precedes
+    # it (but a line break). The word, once split off, cannot also be what precedes the
+    # next one: DSPy's scan resumes after it.
+    pieces: list[str] = []
+    index, size = 0, len(name)
+    while index < size:
+        char = name[index]
+        if (
+            index + 2 < size
+            and char != "\n"
+            and name[index + 1] in _UPPER
+            and name[index + 2] in _LOWER
+        ):
+            end = index + 3
+            while end < size and name[end] in _LOWER:
+                end += 1
+            pieces.append(f"{char}_{name[index + 1 : end]}")
+            index = end
+        else:
+            pieces.append(char)
+            index += 1
+    spaced = "".join(pieces)
+    # Then the boundaries between two characters: lower or digit before a capital, a
+    # letter next to a decimal digit (any script's digits, as a regular expression's \d).
+    out: list[str] = []
+    previous = ""
+    for char in spaced:
+        if previous and (
+            (previous in _LOWER_OR_DIGIT and char in _UPPER)
+            or (previous in _LETTERS and char.isdecimal())
+            or (previous.isdecimal() and char in _LETTERS)
+        ):
+            out.append("_")
+        out.append(char)
+        previous = char
+    return " ".join(
+        word if word.isupper() else word.capitalize() for word in "".join(out).split("_")
+    )
 
 
 class SignatureField:
@@ -94,6 +165,8 @@ class SignatureField:
             raise TypeError("give a field either default= or default_factory=, not both")
         if desc is not None and not isinstance(desc, str):
             raise TypeError(f"desc= must be a string, not {type(desc).__name__}")
+        if prefix is not None and not isinstance(prefix, str):
+            raise TypeError(f"prefix= must be a string, not {type(prefix).__name__}")
         set_ = object.__setattr__
         set_(self, "kind", kind)
         set_(self, "desc", desc)
@@ -156,6 +229,36 @@ class SignatureField:
     def required(self) -> bool:
         """Whether a value must be supplied: no default and ``None`` is not a valid value."""
         return not self.has_default and not self.admits_none
+
+    @property
+    def json_schema_extra(self) -> dict[str, Any]:
+        """The field as DSPy describes it: ``desc``, ``prefix`` and ``__dspy_field_type``.
+
+        DSPy keeps these in a pydantic field's ``json_schema_extra``, so code written for
+        DSPy reads them there. Once the field is in a signature, ``prefix`` defaults to
+        ``infer_prefix(name) + ":"`` and ``desc`` to ``"${name}"``, as in DSPy; constraints
+        appear as ``constraints`` (their text as shown to the model), and an input declared
+        without a type is marked ``IS_TYPE_UNDEFINED``. Neither ``prefix`` nor
+        this dict changes a prompt. The dict is a new one each time: to change the field,
+        use `Signature.with_updated_fields`.
+        """
+        extra: dict[str, Any] = {}
+        if self.desc is not None:
+            extra["desc"] = self.desc
+        extra["__dspy_field_type"] = self.kind
+        if self.is_input and self.name is not None and not self.type_given:
+            # DSPy's mark of an input declared without a type (its Predict then skips the
+            # type check of the value).
+            extra["IS_TYPE_UNDEFINED"] = True
+        if self.constraints:
+            extra["constraints"] = self.constraints_text
+        if self.prefix is not None:
+            extra["prefix"] = self.prefix
+        elif self.name is not None:
+            extra["prefix"] = infer_prefix(self.name) + ":"
+        if self.desc is None and self.name is not None:
+            extra["desc"] = f"${{{self.name}}}"
+        return extra
 
     @property
     def constraints_text(self) -> str:
@@ -332,7 +435,9 @@ def InputField(  # noqa: N802 - a factory named like the class it stands for, as
         default: Value used when the caller omits this input.
         default_factory: Callable producing the default (for mutable defaults).
         description: Alias of ``desc`` (pydantic's spelling); ``desc`` wins when both are given.
-        prefix: Kept for DSPy compatibility (its saved state); never shown to the model.
+        prefix: DSPy's label of the field, kept and saved for DSPy code that reads it
+            (`SignatureField.json_schema_extra`; ``infer_prefix(name) + ":"`` by default);
+            never shown to the model.
         **constraints: ``gt``, ``ge``, ``lt``, ``le``, ``min_length``, ``max_length``,
             ``multiple_of``, ``allow_inf_nan`` (see `Constraints`); shown to the model.
 
@@ -364,7 +469,9 @@ def OutputField(  # noqa: N802 - a factory named like the class it stands for, a
         default: Value used when the completion omits this output.
         default_factory: Callable producing the default (for mutable defaults).
         description: Alias of ``desc`` (pydantic's spelling); ``desc`` wins when both are given.
-        prefix: Kept for DSPy compatibility (its saved state); never shown to the model.
+        prefix: DSPy's label of the field, kept and saved for DSPy code that reads it
+            (`SignatureField.json_schema_extra`; ``infer_prefix(name) + ":"`` by default);
+            never shown to the model.
         **constraints: ``gt``, ``ge``, ``lt``, ``le``, ``min_length``, ``max_length``,
             ``multiple_of``, ``allow_inf_nan`` (see `Constraints`); enforced when parsing.
 
