@@ -660,7 +660,7 @@ def _reask(
         request.original.__name__,
         number,
         type(request.adapter).__name__,
-        _field_errors(error),
+        _problems(error, reasons=True),
     )
     feedback = request.adapter.retry_message(request.signature, error)
     answer = error.completion or response.text
@@ -850,20 +850,19 @@ def _reask_reason(error: ParseError) -> str:
     return f"the answer could not be used ({_problems(error)}); asking again with what was wrong"
 
 
-def _field_errors(error: ParseError) -> str:
-    """Each invalid field with why, each missing one, for a log line."""
-    why = [f"{name}: {reason}" for name, (_, reason) in error.invalid.items()]
-    if error.missing:
-        why.append("missing: " + ", ".join(error.missing))
-    if error.problem and not why:
-        why.append(error.problem)
-    return "; ".join(why) or "no outputs"
+def _problems(error: ParseError, *, reasons: bool = False) -> str:
+    """What was wrong with an answer, for a message: its invalid and missing fields.
 
-
-def _problems(error: ParseError) -> str:
+    With ``reasons``, each invalid field comes with why it is invalid.
+    """
     why = [error.problem] if error.problem else []
     if error.invalid:
-        why.append("invalid: " + ", ".join(error.invalid))
+        fields = (
+            [f"{name}: {reason}" for name, (_, reason) in error.invalid.items()]
+            if reasons
+            else list(error.invalid)
+        )
+        why.append("invalid: " + ", ".join(fields))
     if error.missing:
         why.append("missing: " + ", ".join(error.missing))
     return "; ".join(why) or "no outputs"

@@ -334,5 +334,9 @@ def test_an_echoed_template_before_the_answer_does_not_end_the_stream() -> None:
         during, at_end, reading = stream(ADAPTERS["chat"], QA, chunks)
         assert reading == {"reasoning": "Two and two.", "answer": 4, "tags": ["x"]}
         check(during + at_end, reading, QA)  # type: ignore[arg-type]
-        # The answer's values come while streaming, not only at the end.
+        # The answer's values come while streaming, not only at the end, and the echoed
+        # placeholders are never streamed: no Reread is needed.
         assert sio.FieldValue("answer", 4) in during
+        assert not any(isinstance(e, sio.Reread) for e in during + at_end)
+        deltas = "".join(e.delta for e in during if isinstance(e, sio.FieldDelta))
+        assert deltas == "Two and two."

@@ -494,6 +494,8 @@ class SectionStreamReader(StreamReader):
         if split is None:
             if self._unsure is not None and self._unsure_first is None and line.strip():
                 self._unsure_first = line
+            if self._current is not None and not self._started and self._echoed(line):
+                return False
             if self._current is not None:
                 self._body(line[self._line_sent :], events, fence=is_fence_line(line))
                 self._body("\n", events)
@@ -514,8 +516,21 @@ class SectionStreamReader(StreamReader):
             if not self._seen_output and name is not None and name in self._output_set:
                 self._unsure = name
                 self._unsure_first = rest if rest.strip() else None
-            if self._open(name, strong) is not None:
+            if self._open(name, strong) is not None and not self._echoed(rest):
                 self._body(rest, events)
+        return True
+
+    def _echoed(self, text: str) -> bool:
+        """Whether the section's first text is its ``{name}`` placeholder, echoed.
+
+        Then the section is no answer: nothing of it is streamed, and the field's next
+        section is streamed instead.
+        """
+        name = self._current
+        if name is None or not text.strip() or not is_placeholder(text, name):
+            return False
+        self._streamed.discard(name)
+        self._current = None
         return True
 
     def _open(self, name: str | None, strong: bool) -> str | None:
@@ -539,6 +554,8 @@ class SectionStreamReader(StreamReader):
         line = self._line
         if line.lstrip().startswith("`"):
             return  # it may be a fence line: wait for the whole line
+        if not self._started and line.lstrip().startswith("{"):
+            return  # it may be the field's `{name}` placeholder: wait for the whole line
         safe = settled_prefix(line)
         if len(safe) > self._line_sent:
             self._body(safe[self._line_sent :], events)
