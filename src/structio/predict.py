@@ -37,7 +37,7 @@ from structio.exceptions import (
     SignatureError,
     UsageError,
 )
-from structio.lm.base import BaseLM, openai_usage
+from structio.lm.base import BaseLM
 from structio.lm.lm import LM
 from structio.lm.types import LMResponse, Usage
 from structio.parsing.clean import drafts
@@ -169,7 +169,7 @@ class PredictionMeta:
                 totals[response.model] = (
                     response.usage if before is None else before + response.usage
                 )
-        return {model: openai_usage(usage) for model, usage in totals.items()}
+        return {model: usage.as_openai() for model, usage in totals.items()}
 
 
 _NO_META = PredictionMeta()

@@ -22,7 +22,6 @@ from structio.lm.types import (
     LMResponse,
     LMStream,
     StreamItem,
-    Usage,
 )
 from structio.lm.usage import record_usage
 
@@ -38,7 +37,6 @@ __all__ = [
     "current_origin",
     "inspect_history",
     "no_choices_error",
-    "openai_usage",
     "origin",
     "reset_origin",
     "set_origin",
@@ -173,17 +171,6 @@ class HistoryEntry(Mapping[str, Any]):
         return self.response.cost
 
 
-def openai_usage(usage: Usage) -> dict[str, Any]:
-    """Token counts under the names of OpenAI's ``usage`` (and so litellm's and DSPy's)."""
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.total_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
-        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-    }
-
-
 def completion_outputs(response: LMResponse) -> list[Any]:
     """What DSPy's ``lm(...)`` returns: each choice's text, or dicts when there is more.
 
@@ -210,7 +197,7 @@ _ENTRY_KEYS: dict[str, Callable[[HistoryEntry], Any]] = {
     "kwargs": lambda entry: entry.params,
     "response": lambda entry: entry.response,
     "outputs": lambda entry: completion_outputs(entry.response),
-    "usage": lambda entry: openai_usage(entry.response.usage),
+    "usage": lambda entry: entry.response.usage.as_openai(),
     "cost": lambda entry: entry.response.cost,
     "timestamp": lambda entry: datetime.datetime.fromtimestamp(entry.timestamp).isoformat(),
     "model": lambda entry: entry.model,

@@ -42,6 +42,16 @@ class Usage:
             self.reasoning_tokens + other.reasoning_tokens,
         )
 
+    def as_openai(self) -> dict[str, Any]:
+        """The counts under the names of OpenAI's ``usage`` (and so litellm's and DSPy's)."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
+        }
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
         """Token counts from `dataclasses.asdict` data; a count not stored there is zero.
