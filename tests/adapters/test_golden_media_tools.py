@@ -10,6 +10,7 @@ changes something.
 
 from __future__ import annotations
 
+import ast
 import base64
 import copy
 import json
@@ -61,6 +62,40 @@ def namespace(data: dict[str, Any]) -> dict[str, Any]:
 MEDIA_NS = namespace(MEDIA)
 TOOLS_NS = namespace(TOOLS)
 REASONING_NS = namespace(REASONING)
+
+
+def as_compiled_here(data: Any, ns: dict[str, Any]) -> Any:
+    """Golden data with each function's docstring as this Python compiles it.
+
+    The goldens were recorded on Python 3.11; Python 3.13 strips a docstring's indentation
+    when it compiles it, and DSPy (like structio) shows a tool's docstring as the running
+    Python gives it. Each docstring as written (read from the source) is replaced by the
+    compiled one, also in its one-line form (newlines as two spaces).
+    """
+    pairs: list[tuple[str, str]] = []
+    for node in ast.walk(ast.parse(data["signature_source"])):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            written = ast.get_docstring(node, clean=False)
+            compiled = getattr(ns.get(node.name), "__doc__", None)
+            if written and compiled is not None and written != compiled:
+                pairs.append((written, compiled))
+                pairs.append((written.replace("\n", "  "), compiled.replace("\n", "  ")))
+
+    def fixed(value: Any) -> Any:
+        if isinstance(value, str):
+            for written, compiled in pairs:
+                value = value.replace(written, compiled)
+            return value
+        if isinstance(value, dict):
+            return {key: fixed(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fixed(item) for item in value]
+        return value
+
+    return fixed(data) if pairs else data
+
+
+TOOLS = as_compiled_here(TOOLS, TOOLS_NS)
 
 
 def tool_value(ns: dict[str, Any], text: str) -> sio.Tool:
