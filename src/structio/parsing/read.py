@@ -174,7 +174,7 @@ def _read_enum(enum_cls: type[enum.Enum], text: str) -> Any:
     for member in enum_cls:
         if member.name == text:
             return member
-    member = _choice_reading(text, [(m, [m.value, m.name]) for m in enum_cls])
+    member = _choice_reading(text, _choices(enum_cls) or [])
     if member is not NO_READING:
         return member
     allowed = "; ".join(str(m.value) for m in enum_cls)
