@@ -66,3 +66,13 @@ def exporter() -> Iterator[Any]:
     memory = InMemorySpanExporter()
     yield memory
     memory.clear()
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    """The loopback OpenAI-compatible server (`tests.wire.server.OpenAIServer`), running."""
+    from tests.wire.server import OpenAIServer
+
+    srv = OpenAIServer().start()
+    yield srv
+    srv.stop()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -56,13 +55,6 @@ def chat(**values: Any) -> str:
     return "\n\n".join(f"[[ ## {k} ## ]]\n{v}" for k, v in values.items()) + (
         "\n\n[[ ## completed ## ]]"
     )
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    yield srv
-    srv.stop()
 
 
 def test_outputs_named_like_the_metadata_read_back_as_outputs(server: OpenAIServer) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,13 +19,6 @@ from tests.wire.server import OpenAIServer, Reply, Request
 
 SIG = "question -> answer: int"
 TIMEOUT = 60.0
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    yield srv
-    srv.stop()
 
 
 def start_run(server: OpenAIServer, data: Path, out: Path) -> subprocess.Popen[str]:

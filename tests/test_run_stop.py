@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,6 @@ from structio.run import run_file
 from tests.wire.server import OpenAIServer, Reply, Request
 
 SIG = "question -> answer: int"
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    yield srv
-    srv.stop()
 
 
 def write_rows(path: Path, count: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -333,13 +332,6 @@ def test_arguments_written_by_the_adapter_read_back(values: dict[str, Any]) -> N
 
 
 # -- over the wire ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    yield srv
-    srv.stop()
 
 
 @pytest.mark.parametrize("transport", ["direct", "litellm"])

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import Iterator
 
 import pytest
 
 import structio as sio
 from tests.wire.server import OpenAIServer, Reply
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    yield srv
-    srv.stop()
 
 
 def test_a_text_prompt_returns_the_completion_texts() -> None:

@@ -1,5 +1,5 @@
-"""The loopback OpenAI-compatible server of the wire tests, for the reliability tests too."""
+"""The wire tests' LMs on the loopback server, for the reliability tests too."""
 
-from tests.wire.conftest import make_lm, server, transport
+from tests.wire.conftest import make_lm, transport
 
-__all__ = ["make_lm", "server", "transport"]
+__all__ = ["make_lm", "transport"]

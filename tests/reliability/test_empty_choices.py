@@ -16,7 +16,7 @@ import pytest
 import structio as sio
 from structio.lm import lm as lm_module
 from structio.lm.cache import ResponseCache, cache_key
-from tests.wire.conftest import make_lm, server  # noqa: F401 - the loopback fixtures
+from tests.wire.conftest import make_lm  # noqa: F401 - the loopback fixture
 from tests.wire.server import OpenAIServer, Reply
 
 MakeLM = Callable[..., sio.LM]
@@ -33,7 +33,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return recorded
 
 
-def test_the_server_really_sends_an_empty_choices_list(server: OpenAIServer) -> None:  # noqa: F811
+def test_the_server_really_sends_an_empty_choices_list(server: OpenAIServer) -> None:
     server.reply(NO_CHOICES)
     request = urllib.request.Request(  # noqa: S310 - http://127.0.0.1 only
         f"{server.base_url}/chat/completions",
@@ -46,7 +46,7 @@ def test_the_server_really_sends_an_empty_choices_list(server: OpenAIServer) -> 
 
 
 def test_no_choices_is_retried_then_raised_as_a_server_error(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     sleeps: list[float],
 ) -> None:
@@ -65,7 +65,7 @@ def test_no_choices_is_retried_then_raised_as_a_server_error(
 
 
 def test_a_retry_that_brings_a_choice_succeeds(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     sleeps: list[float],
 ) -> None:
@@ -76,7 +76,7 @@ def test_a_retry_that_brings_a_choice_succeeds(
 
 
 def test_the_async_path_retries_and_raises_too(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -99,7 +99,7 @@ def test_num_retries_zero_raises_at_once(server: OpenAIServer, make_lm: MakeLM) 
 
 
 def test_an_empty_response_in_the_cache_is_not_an_answer(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
 ) -> None:
     cache = ResponseCache(None)
@@ -114,7 +114,7 @@ def test_an_empty_response_in_the_cache_is_not_an_answer(
 
 
 def test_predict_never_returns_an_empty_prediction(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     sleeps: list[float],
 ) -> None:

@@ -15,7 +15,7 @@ import pytest
 import structio as sio
 from structio._util.secrets import REDACTED, redact, redact_data, secret_values
 from structio.lm import lm as lm_module
-from tests.wire.conftest import make_lm, server  # noqa: F401 - the loopback fixtures
+from tests.wire.conftest import make_lm  # noqa: F401 - the loopback fixture
 from tests.wire.server import OpenAIServer, Reply, Request
 
 MakeLM = Callable[..., sio.LM]
@@ -51,7 +51,7 @@ def shown(error: BaseException) -> str:
     ("status", "kind"), [(401, sio.AuthenticationError), (400, sio.BadRequestError)]
 )
 def test_a_key_echoed_in_an_error_body_is_not_repeated(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     status: int,
     kind: type[sio.LMError],
@@ -71,7 +71,7 @@ def test_a_key_echoed_in_an_error_body_is_not_repeated(
 
 
 def test_keys_of_the_call_and_of_secret_headers_are_redacted_too(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
 ) -> None:
     server.handler = echoing(401)
@@ -87,7 +87,7 @@ def test_keys_of_the_call_and_of_secret_headers_are_redacted_too(
 
 
 def test_a_key_from_the_environment_is_redacted(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -102,7 +102,7 @@ def test_a_key_from_the_environment_is_redacted(
 
 
 def test_a_retried_server_error_and_the_async_path_are_redacted(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
     sleeps: list[float],
 ) -> None:
@@ -119,7 +119,7 @@ def test_a_retried_server_error_and_the_async_path_are_redacted(
 
 
 def test_a_prediction_error_does_not_repeat_the_key(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
 ) -> None:
     server.handler = echoing(401)
@@ -133,7 +133,7 @@ def test_a_prediction_error_does_not_repeat_the_key(
 
 
 def test_the_history_never_holds_a_key_echoed_in_a_completion_or_sent_in_a_message(
-    server: OpenAIServer,  # noqa: F811
+    server: OpenAIServer,
     make_lm: MakeLM,  # noqa: F811
 ) -> None:
     server.handler = lambda request: Reply(

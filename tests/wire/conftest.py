@@ -1,21 +1,14 @@
-"""Fixtures for the wire tests: a loopback OpenAI-compatible server and LMs pointed at it."""
+"""Fixtures for the wire tests: LMs pointed at the loopback server (`server`, tests/conftest)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 import structio as sio
 from tests.wire.server import OpenAIServer
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture(params=["direct", "litellm"])
