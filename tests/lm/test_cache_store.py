@@ -190,3 +190,48 @@ def test_a_directory_that_cannot_be_made_says_what_to_do(tmp_path: Path) -> None
         cache.set("k", response("hello"))
     assert str(blocker / "cache" / DATABASE_NAME) in str(info.value)
     assert "STRUCTIO_CACHE_DIR" in str(info.value)
+
+
+STAMPEDE = """
+import os, sys, time
+from structio.lm.cache import ResponseCache
+from structio.lm.types import Completion, LMResponse
+
+def child(directory, index, start):
+    time.sleep(max(0.0, start - time.time()))  # all open the new file at once
+    cache = ResponseCache(directory, memory_ttl=0)
+    text = f"child {index}"
+    cache.set(text, LMResponse(completions=(Completion(text, "stop"),), model="m"))
+    assert cache.get(text).text == text
+    cache.close()
+
+for round in range(int(sys.argv[2])):
+    directory, start, children = os.path.join(sys.argv[1], str(round)), time.time() + 0.2, []
+    for index in range(8):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child(directory, index, start)
+            except BaseException as exc:
+                print(f"round {round}, child {index}:", repr(exc), flush=True)
+                os._exit(1)
+            os._exit(0)
+        children.append(pid)
+    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+    assert codes == [0] * 8, codes
+print("done")
+"""
+
+
+def test_processes_opening_a_new_cache_together_all_get_in(tmp_path: Path) -> None:
+    # Processes creating one cache at the same instant race for the switch to WAL mode,
+    # which SQLite refuses at once ("database is locked") without waiting its busy timeout;
+    # without a retry this failed in about one round in five on a two-core machine.
+    result = subprocess.run(
+        [sys.executable, "-c", STAMPEDE, str(tmp_path), "12"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "done\n", "")

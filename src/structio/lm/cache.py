@@ -15,8 +15,8 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from structio._util.secrets import public_params
 from structio.exceptions import ConfigurationError
@@ -276,14 +276,7 @@ class _SQLiteStore:
         # From here on the connection is closed whatever happens to this store.
         closer = weakref.finalize(self, connection.close)
         try:
-            # WAL persists in the file; asking again is a read when it is already on.
-            connection.execute("PRAGMA journal_mode=WAL").fetchall()
-            # NORMAL in WAL mode never corrupts the file; a power cut may lose the last
-            # writes, which for a cache is only a few more requests.
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-            )
+            _patiently(lambda: _prepare(connection))
         except sqlite3.Error as exc:
             closer()
             raise self._error(exc) from exc
@@ -306,7 +299,7 @@ class _SQLiteStore:
             try:
                 # Reading every row ends the statement, and with it the read transaction:
                 # an unfinished SELECT would hold a snapshot and keep the WAL from shrinking.
-                return connection.execute(sql, parameters).fetchall()
+                return _patiently(lambda: connection.execute(sql, parameters).fetchall())
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
 
@@ -333,6 +326,47 @@ class _SQLiteStore:
         closer, self._connection, self._closer = self._closer, None, None
         if closer is not None:
             closer()
+
+
+def _prepare(connection: sqlite3.Connection) -> None:
+    """Put a new connection's database in WAL mode and make sure its table exists."""
+    # WAL persists in the file: switching needs every other process out of the way, so it
+    # is asked for only while the file is not in WAL mode yet.
+    (mode,) = connection.execute("PRAGMA journal_mode").fetchone()
+    if str(mode).lower() != "wal":
+        connection.execute("PRAGMA journal_mode=WAL").fetchall()
+    # NORMAL in WAL mode never corrupts the file; a power cut may lose the last writes,
+    # which for a cache is only a few more requests.
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _patiently(operation: Callable[[], _T]) -> _T:
+    """Run ``operation``, again while SQLite says the database is busy, for the busy timeout.
+
+    SQLite's own busy handler does not cover every case: a switch to WAL mode, and a
+    connection that meets another process recovering the WAL index, fail at once with
+    "database is locked" when several processes open one new cache together. Every
+    statement run here is idempotent, so running it again is safe.
+    """
+    import sqlite3
+
+    deadline = time.monotonic() + _BUSY_TIMEOUT
+    pause = 0.002
+    while True:
+        try:
+            return operation()
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def _private_files(directory: Path, database: Path) -> None:
