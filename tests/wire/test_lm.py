@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import socket
 import subprocess
 import sys
@@ -78,6 +79,27 @@ def test_rate_limit_is_retried_honouring_retry_after(
     assert make_lm()(MESSAGES).text == "finally"
     assert len(server.requests) == 2
     assert sleeps == [2.5]
+
+
+def test_each_retry_is_logged_with_its_wait_and_no_secret(
+    server: OpenAIServer,
+    make_lm: MakeLM,
+    sleeps: list[float],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server.reply(
+        Reply(status=429, headers={"Retry-After": "2.5"}, error_message="slow down, test-key"),
+        Reply(content="finally"),
+    )
+    with caplog.at_level(logging.DEBUG, logger="structio"):
+        assert make_lm()(MESSAGES).text == "finally"
+    [record] = [r for r in caplog.records if r.name == "structio"]
+    assert record.levelno == logging.WARNING
+    message = record.getMessage()
+    assert message.startswith("openai/test: RateLimitError: ")
+    assert message.endswith("; retry 1 in 2.50 s")
+    assert "slow down" in message
+    assert "test-key" not in message  # the request's key, redacted as in the error
 
 
 def test_rate_limit_gives_up_after_num_retries(

@@ -1,10 +1,11 @@
 """The ``structio`` logger: what a call did beyond its result, silent unless asked for.
 
-structio logs re-asks, the fallback request, prompt truncation, models the model map does
-not know, and callbacks that raised, to the logger named ``"structio"``. It carries a
-`logging.NullHandler`, so an application that configures no logging sees nothing (Python
-would otherwise print warnings to stderr through its last-resort handler); one that does
-(``logging.basicConfig(level=logging.INFO)``) sees each as one line.
+structio logs retries after a provider error, re-asks, the fallback request, prompt
+truncation, models the model map does not know, and callbacks that raised, to the logger
+named ``"structio"``. It carries a `logging.NullHandler`, so an application that configures
+no logging sees nothing (Python would otherwise print warnings to stderr through its
+last-resort handler); one that does (``logging.basicConfig(level=logging.INFO)``) sees each
+as one line.
 
 `logging` itself is imported on the first record, never by ``import structio``: a call that
 logs nothing never pays for it.

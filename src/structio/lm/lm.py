@@ -18,6 +18,7 @@ from collections.abc import (
 from typing import Any, cast
 
 from structio._util.data import jsonable
+from structio._util.log import logger
 from structio._util.secrets import check_endpoints, public_params, secret_values
 from structio.exceptions import (
     ConfigurationError,
@@ -530,8 +531,14 @@ class LM(BaseLM):
 
     def _delay(self, error: LMError, attempt: int) -> float:
         exponential = self.backoff * (2 ** (attempt - 1)) * (1 + random.random() / 4)  # noqa: S311
-        wait = error.retry_after if error.retry_after is not None else exponential
-        return min(wait, self.max_backoff)
+        wait = min(
+            error.retry_after if error.retry_after is not None else exponential, self.max_backoff
+        )
+        # The error's text is already redacted (see _failure).
+        logger().warning(
+            "%s: %s: %s; retry %d in %.2f s", self.model, type(error).__name__, error, attempt, wait
+        )
+        return wait
 
 
 def _replay(text: str) -> Iterator[str]:
