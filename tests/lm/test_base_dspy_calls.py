@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import uuid
 
 import pytest
 
@@ -69,7 +70,7 @@ def test_acall_in_dspys_spellings() -> None:
 
 
 def test_history_entries_read_as_dspys_dicts() -> None:
-    lm = sio.FakeLM(["Paris"])
+    lm = sio.FakeLM(["Paris", "Again"])
     lm("Capital of France?", temperature=0)
     (entry,) = lm.history
     assert entry["prompt"] == "Capital of France?"
@@ -85,10 +86,18 @@ def test_history_entries_read_as_dspys_dicts() -> None:
     assert when.timestamp() == pytest.approx(entry.timestamp)
     assert list(entry) == list(entry.keys())
     assert "outputs" in entry
-    assert "uuid" not in entry
-    assert entry.get("uuid") is None
+    # DSPy 3.4.1's keys, in its order.
+    assert list(entry) == [
+        "prompt", "messages", "kwargs", "response", "outputs", "usage", "cost",
+        "timestamp", "uuid", "model", "response_model", "model_type",
+    ]  # fmt: skip
+    lm("Again?")
+    ids = [uuid.UUID(e["uuid"]) for e in lm.history]
+    assert [i.version for i in ids] == [4, 4]
+    assert ids[0] != ids[1]
+    assert entry.get("request") is None
     with pytest.raises(KeyError, match="a history entry has the keys prompt, messages"):
-        _ = entry["uuid"]
+        _ = entry["request"]
 
 
 def test_history_entries_of_a_real_call(server: OpenAIServer) -> None:

@@ -113,6 +113,12 @@ def _no_response(model: str) -> ServerError:
     return ServerError(f"{model}: the stream ended without a response", model=model)
 
 
+def _new_uuid() -> str:
+    import uuid  # on the first call: `import structio` does not pay for it
+
+    return str(uuid.uuid4())
+
+
 @dataclass(frozen=True)
 class HistoryEntry(Mapping[str, Any]):
     """One call of a model: what was sent, what came back, what it cost.
@@ -126,8 +132,8 @@ class HistoryEntry(Mapping[str, Any]):
     ``entry["outputs"]`` (the completions' texts, as ``lm("...")`` returns them),
     ``entry["usage"]`` (a dict of OpenAI's usage names), ``entry["cost"]``,
     ``entry["model"]``, ``entry["response"]``, ``entry["kwargs"]`` (the parameters),
-    ``entry["prompt"]``, ``entry["timestamp"]`` (ISO 8601), ``entry["response_model"]``
-    and ``entry["model_type"]``.
+    ``entry["prompt"]``, ``entry["timestamp"]`` (ISO 8601), ``entry["uuid"]``,
+    ``entry["response_model"]`` and ``entry["model_type"]``.
 
     Attributes:
         model: The model string.
@@ -136,6 +142,7 @@ class HistoryEntry(Mapping[str, Any]):
         response: The response (completions, usage, cost, whether it was cached).
         timestamp: When the call ended (seconds since the epoch).
         prompt: The text the LM was called with (``lm("...")``), if it was called so.
+        uuid: A random identifier of this call (a UUID4 string, as DSPy's entries have).
     """
 
     model: str
@@ -144,6 +151,7 @@ class HistoryEntry(Mapping[str, Any]):
     response: LMResponse
     timestamp: float = field(default_factory=time.time)
     prompt: str | None = None
+    uuid: str = field(default_factory=_new_uuid)
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -200,6 +208,7 @@ _ENTRY_KEYS: dict[str, Callable[[HistoryEntry], Any]] = {
     "usage": lambda entry: entry.response.usage.as_openai(),
     "cost": lambda entry: entry.response.cost,
     "timestamp": lambda entry: datetime.datetime.fromtimestamp(entry.timestamp).isoformat(),
+    "uuid": lambda entry: entry.uuid,
     "model": lambda entry: entry.model,
     "response_model": lambda entry: entry.response.model,
     "model_type": lambda entry: "chat",
