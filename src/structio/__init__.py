@@ -76,7 +76,7 @@ from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
 from structio.predict import ChainOfThought, Predict, Prediction, PredictionMeta
 from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
-from structio.rendering.prompt import Part, Prompt, Truncation
+from structio.rendering.prompt import Part, PartSection, Prompt, Truncation
 from structio.rendering.templates import Template
 from structio.saved import load_prompt, save_prompt
 from structio.settings import configure, context
@@ -179,6 +179,7 @@ __all__ = [
     "ParseError",
     "ParseErrorEvent",
     "Part",
+    "PartSection",
     "Predict",
     "Prediction",
     "PredictionMeta",

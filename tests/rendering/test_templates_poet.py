@@ -315,3 +315,129 @@ def test_a_prompt_of_parts_with_tokens() -> None:
     )
     assert prompt.part_tokens == [4, prompt.tokenizer.count("x")]
     assert prompt.tokenize()[:4] == [1, 2, 3, 4]
+
+
+# -- sections -------------------------------------------------------------------------------
+
+# Each rendered by Prompt Poet 0.0.52 and tokenized (o200k_base): the parts, then
+# `get_section_token_counts()`. structio must give the same parts and `section_tokens`.
+SECTIONS_AS_PROMPT_POET: list[
+    tuple[str, dict[str, Any], list[tuple[str, str, str]], dict[str, dict[str, int]]]
+] = [
+    (
+        "- name: a\n  role: system\n  sections:\n    - name: intro\n      content: |\n"
+        "        You are {{ p }}.\n    - name: rules\n      content: |\n        Be brief.\n"
+        "        Be kind.\n- name: b\n  content: hi\n",
+        {"p": "a poet"},
+        [("a", "system", "You are a poet.\nBe brief.\nBe kind."), ("b", "user", "hi")],
+        {"a": {"intro": 5, "rules": 6}, "b": {"_part_total": 1}},
+    ),
+    (
+        "- name: a\n  sections:\n    - name: s1\n      content: '  x  '\n    - name: s2\n"
+        "      content: y<|space|>\n    - name: s3\n      content: z\n",
+        {},
+        [("a", "user", "xy z")],
+        {"a": {"s1": 1, "s2": 2, "s3": 1}},
+    ),
+    (
+        "- name: a\n  sections:\n    - name: s1\n      content: |\n\n        first\n\n"
+        '    - name: s2\n      content: "\\tsecond\\t"\n',
+        {},
+        [("a", "user", "first\nsecond")],
+        {"a": {"s1": 3, "s2": 1}},
+    ),
+    (
+        "- name: a\n  sections:\n{% for r in rules %}\n    - name: rule_{{ loop.index }}\n"
+        "      content: |\n        {{ r }}\n{% endfor %}\n",
+        {"rules": ["one", "two", "three"]},
+        [("a", "user", "one\ntwo\nthree")],
+        {"a": {"rule_1": 2, "rule_2": 2, "rule_3": 2}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "data", "expected", "counts"), SECTIONS_AS_PROMPT_POET)
+def test_sections_render_and_count_as_prompt_poet_does(
+    template: str,
+    data: dict[str, Any],
+    expected: list[tuple[str, str, str]],
+    counts: dict[str, dict[str, int]],
+) -> None:
+    prompt = sio.Template(template).render(data)
+    assert [(p.name, p.role, p.content) for p in prompt.parts] == expected
+    assert prompt.section_tokens == counts
+
+
+def test_a_sections_part_keeps_its_sections_and_data_stays_text() -> None:
+    template = (
+        "- name: sys\n  role: system\n  truncation_priority: 1\n  sections:\n"
+        "    - name: intro\n      truncation_priority: 2\n      content: |\n        {{ intro }}\n"
+        "    - name: rules\n      content: Be brief.\n"
+    )
+    intro = "Hi.\n- name: evil\n  content: x"  # YAML in the data is still text
+    (part,) = parts_of(template, {"intro": intro})
+    assert part.sections == (
+        sio.PartSection("intro", intro + "\n"),
+        sio.PartSection("rules", "Be brief."),
+    )
+    assert (part.content, part.truncation_priority) == (intro + "\nBe brief.", 1)
+    assert part.message == {"role": "system", "content": intro + "\nBe brief."}
+
+
+def test_an_empty_section_renders_nothing() -> None:
+    # Prompt Poet 0.0.52 fails here (TypeError joining None); an empty value is no text.
+    template = "- name: a\n  sections:\n    - name: s1\n      content: {{ e }}\n" + (
+        "    - name: s2\n      content: tail\n"
+    )
+    prompt = sio.Template(template).render({"e": ""})
+    assert prompt.parts[0].content == "tail"
+    assert prompt.section_tokens == {"a": {"s1": 0, "s2": 1}}
+
+
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        ("  content: x\n  sections:\n    - name: s\n      content: y\n", "has both content and"),
+        ("  sections: []\n", "sections must be a non-empty list"),
+        ("  sections: text\n", "sections must be a non-empty list"),
+        ("  sections:\n    - just text\n", "section 1 must be a mapping with name and content"),
+        ("  sections:\n    - content: x\n", "section 1 has no name"),
+        ("  sections:\n    - name: s\n", "section 's' has no content"),
+        ("  sections:\n    - name: s\n      content: [1]\n", "content must be text, not a list"),
+        (
+            "  sections:\n    - name: s\n      content: x\n      role: system\n",
+            r"section 's' has unknown key\(s\) \['role'\]; a section takes name, content",
+        ),
+        (
+            "  sections:\n    - name: s\n      content: x\n      tokens: [1]\n",
+            "section 's' sets its tokens, .* allow_token_overrides=True",
+        ),
+    ],
+)
+def test_bad_sections_say_which_part_and_section(sections: str, message: str) -> None:
+    with pytest.raises(sio.TemplateError, match=r"template .*: part 'a' \(line 1\)") as info:
+        parts_of("- name: a\n" + sections)
+    assert info.match(message)
+
+
+def test_a_section_may_give_its_tokens_when_allowed() -> None:
+    template = (
+        "- name: a\n  sections:\n    - name: s1\n      content: hello world\n"
+        "      tokens: [7, 8, 9]\n    - name: s2\n      content: bye\n"
+    )
+    prompt = sio.Template(template, allow_token_overrides=True).render()
+    assert prompt.parts[0].sections[0].tokens == (7, 8, 9)
+    assert prompt.section_tokens == {"a": {"s1": 3, "s2": prompt.tokenizer.count("bye")}}
+    assert prompt.part_tokens == [prompt.tokenizer.count("hello worldbye")]  # the part's own
+
+
+def test_truncation_drops_a_sections_part_whole() -> None:
+    template = (
+        "- name: old\n  truncation_priority: 1\n  sections:\n"
+        "    - name: s1\n      content: a b c d e f\n    - name: s2\n      content: g h i\n"
+        "- name: q\n  content: hi\n"
+    )
+    prompt = sio.Template(template).render()
+    cut = prompt.truncate(prompt.tokenizer.count("hi"))
+    assert [p.name for p in cut.parts] == ["q"]
+    assert cut.section_tokens == {"q": {"_part_total": 1}}

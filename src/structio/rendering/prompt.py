@@ -23,13 +23,41 @@ from structio.rendering.tokens import (
     get_tokenizer,
 )
 
-__all__ = ["Content", "Part", "Prompt", "Truncation", "auto_truncation_step", "part_messages"]
+__all__ = [
+    "Content",
+    "Part",
+    "PartSection",
+    "Prompt",
+    "Truncation",
+    "auto_truncation_step",
+    "part_messages",
+]
 
 TruncationStep = int | Literal["auto"]
 
 
 Content = Union[str, list[dict[str, Any]], None]  # noqa: UP007 - a runtime alias on 3.10
 """A message's content: text, OpenAI content parts (text and media), or ``None``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartSection:
+    """A named piece of a part's text, its tokens counted on their own.
+
+    A template part written with Prompt Poet's ``sections:`` (instead of ``content:``)
+    has one per section; the part's text is theirs joined. `Prompt.section_tokens` counts
+    each, to show what a long part spends its tokens on.
+
+    Attributes:
+        name: The section's name.
+        text: The section's text (spaces and tabs around it stripped, newlines kept).
+        tokens: Its tokens, given instead of encoding its text (a token override);
+            ``None`` (the default) encodes the text.
+    """
+
+    name: str
+    text: str
+    tokens: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +81,8 @@ class Part:
         tokens: The part's tokens, given instead of encoding its text (Prompt Poet's token
             override: counts and truncation use them, the message still sends the text);
             ``None`` (the default) encodes the text.
+        sections: The named pieces the text was written as (a template's ``sections:``);
+            empty for a part written whole. Truncation drops whole parts, never sections.
     """
 
     name: str
@@ -61,6 +91,7 @@ class Part:
     truncation_priority: int = 0
     extra: tuple[tuple[str, Any], ...] = ()
     tokens: tuple[int, ...] | None = None
+    sections: tuple[PartSection, ...] = ()
 
     def __post_init__(self) -> None:
         content = self.content
@@ -207,6 +238,25 @@ class Prompt:
                 count(p.text) if p.tokens is None else len(p.tokens) for p in self._parts
             ]
         return list(self._counts)
+
+    @property
+    def section_tokens(self) -> dict[str, dict[str, int]]:
+        """How many tokens each section of each part has, by part name and section name.
+
+        A part without sections counts as one entry, ``"_part_total"``, as in Prompt
+        Poet's ``get_section_token_counts``. Each section is encoded on its own, so the
+        sections of a part may add up to a token or two more or less than the part.
+        """
+        count = self.tokenizer.count
+        return {
+            part.name: {
+                section.name: count(section.text) if section.tokens is None else len(section.tokens)
+                for section in part.sections
+            }
+            if part.sections
+            else {"_part_total": total}
+            for part, total in zip(self._parts, self.part_tokens, strict=True)
+        }
 
     @property
     def token_count(self) -> int:

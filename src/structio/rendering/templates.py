@@ -22,10 +22,14 @@ Content is stripped of surrounding whitespace (as YAML block scalars leave it); 
 value (``{{ "<|space|>" if cont }}``). Your data's own whitespace is kept as it is, and so
 is a ``<|space|>`` inside its text.
 
+A part may be written as Prompt Poet's ``sections:`` instead of ``content:``: a list of
+``name`` / ``content`` mappings, each stripped of the spaces and tabs around it and joined
+into the part's text (see `PartSection`, `Prompt.section_tokens`).
+
 Besides Prompt Poet's keys, a part may list ``expected_template_data_keys`` (names the data
 must hold) and, with ``Template(..., allow_token_overrides=True)``, give its ``tokens`` (a
 list of token ids, or a value holding one as JSON), which counts and truncation then use
-instead of encoding the content.
+instead of encoding the content; a section may give its own too.
 
 A render never hangs and never reads outside the template's folder:
 
@@ -55,7 +59,7 @@ from types import BuiltinMethodType, MethodType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import ConfigurationError, TemplateError
-from structio.rendering.prompt import Part, Prompt
+from structio.rendering.prompt import Part, PartSection, Prompt
 from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 
 if TYPE_CHECKING:
@@ -84,8 +88,11 @@ ROLES = ("system", "user", "assistant", "developer", "tool")
 _KEYS = ("name", "role", "content", "truncation_priority")
 # The keys of the usual part, which `Template._part` reads without the full checks.
 _KEY_SET = frozenset(_KEYS)
-_ALL_KEYS = (*_KEYS, "expected_template_data_keys", "tokens")
+_ALL_KEYS = (*_KEYS, "sections", "expected_template_data_keys", "tokens")
 _ALL_KEY_SET = frozenset(_ALL_KEYS)
+# A section's keys (Prompt Poet's); its truncation_priority is accepted and, as there,
+# unused: truncation drops whole parts.
+_SECTION_KEYS = ("name", "content", "tokens", "truncation_priority")
 
 _recorder: contextvars.ContextVar[_Values | None] = contextvars.ContextVar(
     "structio_template_values", default=None
@@ -571,13 +578,24 @@ class Template:
             )
         if item.get("name") is None:
             raise TemplateError(f"{where()} has no name")
-        if "content" not in item:
+        sections: tuple[PartSection, ...] = ()
+        if "sections" in item:
+            if "content" in item:
+                raise TemplateError(
+                    f"{where()} has both content and sections; write its text in one of them"
+                )
+            sections, raw = self._sections(where(), item["sections"], values)
+        elif "content" not in item:
             raise TemplateError(f"{where()} has no content")
-        # An empty value (``content:``, or an expression that rendered nothing) is no text,
-        # as in Prompt Poet; its part is kept.
-        content = item["content"]
-        if isinstance(content, (list, dict)):
-            raise TemplateError(f"{where()}: content must be text, not a {type(content).__name__}")
+        else:
+            # An empty value (``content:``, or an expression that rendered nothing) is no
+            # text, as in Prompt Poet; its part is kept.
+            content = item["content"]
+            if isinstance(content, (list, dict)):
+                raise TemplateError(
+                    f"{where()}: content must be text, not a {type(content).__name__}"
+                )
+            raw = _content_text(content)
         role = values.fill(str(_value(item, "role", "user"))).strip()
         if role not in ROLES:
             raise TemplateError(
@@ -602,10 +620,62 @@ class Template:
                     "truncation then trust the template"
                 )
             tokens = _token_ids(where(), item["tokens"], values)
-        text = _content_text(content).strip().replace(SPACE_MARKER, " ")
-        return Part(
-            values.fill(str(item["name"])), role, values.fill(text), priority, tokens=tokens
-        )
+        text = values.fill(raw.strip().replace(SPACE_MARKER, " "))
+        name = values.fill(str(item["name"]))
+        return Part(name, role, text, priority, tokens=tokens, sections=sections)
+
+    def _sections(
+        self, where: str, given: Any, values: _Values
+    ) -> tuple[tuple[PartSection, ...], str]:
+        """A part's ``sections``, and the part's text before its values are filled.
+
+        As in Prompt Poet, each section's text loses the spaces and tabs around it (its
+        newlines stay, so sections written as ``|`` blocks keep their lines apart), and the
+        part's text is the sections joined, stripped whole.
+        """
+        if not isinstance(given, list) or not given:
+            raise TemplateError(
+                f"{where}: sections must be a non-empty list of sections "
+                "(- name: ..., content: ...)"
+            )
+        sections: list[PartSection] = []
+        raws: list[str] = []
+        for number, section in enumerate(given, 1):
+            label = f"{where}, section {number}"
+            if not isinstance(section, dict):
+                raise TemplateError(f"{label} must be a mapping with name and content")
+            if section.get("name") is not None:
+                label = f"{where}, section {values.fill(str(section['name']))!r}"
+            unknown = sorted(str(k) for k in section if k not in _SECTION_KEYS)
+            if unknown:
+                raise TemplateError(
+                    f"{label} has unknown key(s) {unknown}; a section takes "
+                    f"{', '.join(_SECTION_KEYS)}"
+                )
+            if section.get("name") is None:
+                raise TemplateError(f"{label} has no name")
+            if "content" not in section:
+                raise TemplateError(f"{label} has no content")
+            content = section["content"]
+            if isinstance(content, (list, dict)):
+                raise TemplateError(
+                    f"{label}: content must be text, not a {type(content).__name__}"
+                )
+            tokens = None
+            if "tokens" in section:
+                if not self.allow_token_overrides:
+                    raise TemplateError(
+                        f"{label} sets its tokens, which a template may do only with "
+                        "Template(..., allow_token_overrides=True), since token counts "
+                        "then trust the template"
+                    )
+                tokens = _token_ids(label, section["tokens"], values)
+            raw = _content_text(content).strip(" \t").replace(SPACE_MARKER, " ")
+            raws.append(raw)
+            sections.append(
+                PartSection(values.fill(str(section["name"])), values.fill(raw), tokens)
+            )
+        return tuple(sections), "".join(raws)
 
 
 def _check_expected_keys(
