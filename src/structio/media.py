@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import mimetypes
@@ -40,13 +41,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from pydantic_core import PydanticCustomError, SchemaSerializer, core_schema
-
 from structio.exceptions import MediaError
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
     from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import SchemaSerializer, core_schema
 
 __all__ = [
     "Audio",
@@ -198,7 +198,27 @@ def _serialize(value: Any, info: core_schema.SerializationInfo) -> Any:
     return marker(value) if _MARKERS_ON.get() else value.to_json()
 
 
-_SERIALIZATION = core_schema.plain_serializer_function_ser_schema(_serialize, info_arg=True)
+# pydantic_core is imported when pydantic first meets a media value, not by `import
+# structio`: it is a fifth of the import's time, and a call with no model never needs it.
+@functools.cache
+def _serialization() -> core_schema.SerSchema:
+    from pydantic_core import core_schema
+
+    return core_schema.plain_serializer_function_ser_schema(_serialize, info_arg=True)
+
+
+class _Serializer:
+    """`Media.__pydantic_serializer__`, built on first read (see `_serialization`)."""
+
+    built: ClassVar[SchemaSerializer | None] = None
+
+    def __get__(self, instance: object, owner: type | None = None) -> SchemaSerializer:
+        if _Serializer.built is None:
+            from pydantic_core import SchemaSerializer, core_schema
+
+            schema = core_schema.any_schema(serialization=_serialization())
+            _Serializer.built = SchemaSerializer(schema)
+        return _Serializer.built
 
 
 class Media:
@@ -215,7 +235,9 @@ class Media:
     __slots__ = ("__weakref__", "_key", "_mime_type", "_size", "_url")
 
     MAX_BYTES: ClassVar[int] = 32 * _MIB
-    __pydantic_serializer__: ClassVar[SchemaSerializer]
+    # Read by `to_jsonable_python` (and so `jsonable`) to serialize a value that is not
+    # inside a model the same way a model's field is; every subclass inherits it.
+    __pydantic_serializer__ = _Serializer()
     _KIND: ClassVar[str | None] = None
     _NOUN: ClassVar[str] = "a media value"
     _LIMIT_HINT: ClassVar[str] = "pass max_bytes= to raise the limit"
@@ -590,8 +612,10 @@ class Media:
         cls, source_type: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
         """The pydantic schema: validate from any source the class takes, dump as `to_json`."""
+        from pydantic_core import core_schema
+
         return core_schema.no_info_plain_validator_function(
-            cls._validate, serialization=_SERIALIZATION
+            cls._validate, serialization=_serialization()
         )
 
     @classmethod
@@ -609,6 +633,8 @@ class Media:
     def _validate(cls, value: Any) -> Media:
         if isinstance(value, cls):
             return value
+        from pydantic_core import PydanticCustomError
+
         if cls is Media:
             raise PydanticCustomError(
                 "media_type", "expected an Image, Audio or File, got {got}", {"got": _got(value)}
@@ -1058,13 +1084,6 @@ def _download(
         raise MediaError(f"downloading {label} failed: {type(exc).__name__}: {exc}") from None
     before = header if header not in _VAGUE_TYPES and _MIME.fullmatch(header) else None
     return bytes(received), before
-
-
-# Inherited by every class: `to_jsonable_python` (and so `jsonable`) serializes a value that
-# is not inside a model through this attribute, the same way a model's field would.
-Media.__pydantic_serializer__ = SchemaSerializer(
-    core_schema.any_schema(serialization=_SERIALIZATION)
-)
 
 
 # -- markers -------------------------------------------------------------------------------
