@@ -216,6 +216,11 @@ FIXED_PARSES["<reasoning>a & b</reasoning><answer>1</answer>"] = {"reasoning": "
 # DSPy completes truncated JSON ({"answer": 4 may have been 42...): structio never pads a
 # cut-off value, so the field being written is refused as cut off.
 REFUSED_CUT_OFF = {'{"reasoning": "r", "answer": 4': "answer"}
+# DSPy keeps the first of two different values written for one output: structio refuses
+# the field (fix 15 in tests/golden/README.md).
+REFUSED_TWICE = {
+    "[[ ## reasoning ## ]]\nfirst\n[[ ## answer ## ]]\n1\n[[ ## answer ## ]]\n2": "answer"
+}
 # Fix 6: a constraint violation is a ParseError naming the constraint.
 CONSTRAINT_VIOLATION = "constraint violation (le=1.0) is NOT enforced by parse"
 
@@ -233,6 +238,11 @@ def test_parse_matches_dspy(
             parser.parse(signature, completion)
         assert list(refused.value.invalid) == [REFUSED_CUT_OFF[completion]]
         assert "cut off here" in str(refused.value)
+    elif completion in REFUSED_TWICE:
+        with pytest.raises(sio.ParseError) as refused:
+            parser.parse(signature, completion)
+        assert list(refused.value.invalid) == [REFUSED_TWICE[completion]]
+        assert "two different values" in str(refused.value)
     elif completion in FIXED_PARSES:
         parsed = to_jsonable_python(parser.parse(signature, completion))
         assert parsed == FIXED_PARSES[completion]

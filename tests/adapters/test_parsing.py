@@ -50,9 +50,62 @@ def test_chat_parse_sections_rules() -> None:
     sig = sio.Signature("q -> a, b: int")
     completion = (
         "Sure, here you go.\n[[ ## a ## ]] first line\nsecond line\n[[ ## other ## ]]\nignored\n"
-        "[[ ## b ## ]]\n  7  \n[[ ## b ## ]]\n8\n[[ ## completed ## ]]\n[[ ## a ## ]]\nlater"
+        "[[ ## b ## ]]\n  7  \n[[ ## b ## ]]\n7\n[[ ## completed ## ]]\n[[ ## a ## ]]\nlater"
     )
+    # `b` twice with the same value is one value; `a` after `completed` is not read.
     assert chat.parse(sig, completion) == {"a": "first line\nsecond line", "b": 7}
+
+
+@pytest.mark.parametrize(
+    ("adapter", "completion", "shown"),
+    [
+        (chat, "[[ ## b ## ]]\n7\n\n[[ ## b ## ]]\n8\n\n[[ ## completed ## ]]", ("'7'", "'8'")),
+        (chat, "[[ ## b ## ]]\n{b}\n\n[[ ## b ## ]]\n7\n\n[[ ## b ## ]]\n8", ("'7'", "'8'")),
+        (chat, "B: 7\nA: x\nB: 8", ("'7'", "'8'")),
+        (json_, '{"b": 7, "b": 8}', ("7", "8")),
+        (json_, '{"a": "x", "b": 7, "b": 8,}', ("7", "8")),  # json-repair's reading
+        (json_, "{'a': 'x', 'b': 7, 'b': 8}", ("7", "8")),  # a Python literal
+        (json_, '{"output": {"b": 7, "b": 8}}', ("7", "8")),  # in a wrapper
+        (json_, '{"a": "x", "b": 7, "b": 8', ("7", "8")),  # cut off after the second
+        (json_, 'b": 7, "b": 8}', ("7", "8")),  # the object lost its brace
+    ],
+)
+def test_an_output_given_two_different_values_is_refused(
+    adapter: sio.Adapter, completion: str, shown: tuple[str, str]
+) -> None:
+    with pytest.raises(sio.ParseError) as info:
+        adapter.parse("q -> a: str | None, b: int", completion)
+    assert list(info.value.invalid) == ["b"]
+    reason = info.value.invalid["b"][1]
+    assert f"two different values, {shown[0]} and {shown[1]}" in reason or (
+        f"({shown[0]} and {shown[1]})" in reason
+    )
+
+
+@pytest.mark.parametrize(
+    ("adapter", "completion"),
+    [
+        (chat, "[[ ## b ## ]]\n7\n\n[[ ## b ## ]]\n 7\n\n[[ ## completed ## ]]"),
+        (chat, "B: 7\nA: x\nB: 7"),
+        (json_, '{"b": 7, "b": 7}'),
+        (json_, '{"b": 7, "b": 7,}'),
+        # A key repeated outside the outputs leaves them one reading.
+        (json_, '{"b": 7, "c": {"k": 1, "k": 2}}'),
+    ],
+)
+def test_an_output_given_the_same_value_twice_is_read(
+    adapter: sio.Adapter, completion: str
+) -> None:
+    assert adapter.parse("q -> a: str | None, b: int", completion)["b"] == 7
+
+
+def test_a_repeated_key_inside_an_output_value_refuses_that_output() -> None:
+    completion = '{"a": "x", "b": 7, "c": {"k": 1, "k": 2}}'
+    with pytest.raises(sio.ParseError) as info:
+        json_.parse("q -> a, b: int, c: dict[str, int]", completion)
+    assert list(info.value.invalid) == ["c"]
+    assert "the key 'k' is given two different values, 1 and 2" in str(info.value)
+    assert info.value.parsed == {"a": "x", "b": 7}
 
 
 def test_chat_str_value_is_kept_verbatim() -> None:

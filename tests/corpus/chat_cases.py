@@ -214,9 +214,9 @@ CHAT_CASES = [
         {"reasoning": "Simple sum.", "answer": 4},
     ),
     Case(
-        "chat-duplicate-first-wins",
+        "chat-duplicate-same-value",
         "qa",
-        "[[ ## answer ## ]]\n4\n\n[[ ## answer ## ]]\n5",
+        "[[ ## answer ## ]]\n4\n\n[[ ## answer ## ]]\n4 \n\n[[ ## completed ## ]]",
         {"answer": 4},
     ),
     Case(
@@ -292,6 +292,13 @@ CHAT_CASES = [
     Case("chat-price-currency-after", "price", "[[ ## price ## ]]\n19.99 USD", {"price": 19.99}),
     Case("chat-price-euro", "price", "[[ ## price ## ]]\n€ 12", {"price": 12.0}),
     Case("chat-negative-number", "qa", "[[ ## answer ## ]]\n-3", {"answer": -3}),
+    Case("chat-int-exponent", "qa", "[[ ## answer ## ]]\n4e3", {"answer": 4000}),
+    Case(
+        "chat-bool-remark-agrees",
+        "flag",
+        "[[ ## flag ## ]]\nNo, there is no refund on file.",
+        {"flag": False},
+    ),
     Case(
         "chat-bool-yes-reason",
         "flag",
@@ -638,5 +645,33 @@ CHAT_CASES = [
     ),
     Case("chat-fail-two-numbers-price", "price", "[[ ## price ## ]]\n$10 or $12", error=["price"]),
     Case("chat-fail-approximate", "qa", "[[ ## answer ## ]]\n~40", error=["answer"]),
+    # -- a number without its magnitude, a hedged yes/no, an output written twice ----------
+    Case("chat-fail-magnitude-word", "qa", "[[ ## answer ## ]]\n4 million", error=["answer"]),
+    Case("chat-fail-magnitude-suffix", "qa", "[[ ## answer ## ]]\n4k", error=["answer"]),
+    Case("chat-fail-dozen", "qa", "[[ ## answer ## ]]\n2 dozen", error=["answer"]),
+    Case("chat-fail-multiple", "qa", "[[ ## answer ## ]]\n4x", error=["answer"]),
+    Case("chat-fail-bare-exponent", "qa", "[[ ## answer ## ]]\n4e", error=["answer"]),
+    Case("chat-fail-or-more", "qa", "[[ ## answer ## ]]\n4 or more", error=["answer"]),
+    Case(
+        "chat-fail-magnitude-remark", "qa", "[[ ## answer ## ]]\n4 (in thousands)", error=["answer"]
+    ),
+    Case("chat-fail-price-millions", "price", "[[ ## price ## ]]\n1.5M", error=["price"]),
+    Case("chat-fail-price-percent", "price", "[[ ## price ## ]]\n90%", error=["price"]),
+    Case("chat-fail-bool-yes-then-no", "flag", "[[ ## flag ## ]]\nyes; no", error=["flag"]),
+    Case("chat-fail-bool-but", "flag", "[[ ## flag ## ]]\nYes, but no", error=["flag"]),
+    Case("chat-fail-bool-dash-other", "flag", "[[ ## flag ## ]]\nno - yes", error=["flag"]),
+    Case("chat-fail-bool-mostly", "flag", "[[ ## flag ## ]]\ntrue (mostly)", error=["flag"]),
+    Case(
+        "chat-fail-duplicate-two-values",
+        "qa",
+        "[[ ## answer ## ]]\n4\n\n[[ ## answer ## ]]\n5\n\n[[ ## completed ## ]]",
+        error=["answer"],
+    ),
+    Case(
+        "chat-fail-duplicate-label-two-values",
+        "reason",
+        "Reasoning: Simple sum.\nAnswer: 4\nAnswer: 5",
+        error=["answer"],
+    ),
     Case("chat-fail-unknown-color", "color", "[[ ## color ## ]]\npurple", error=["color"]),
 ]

@@ -303,6 +303,7 @@ JSON_CASES = [
     Case("json-int-as-string", "qa", '{"answer": "42"}', {"answer": 42}),
     Case("json-int-with-unit", "qa", '{"answer": "30 items"}', {"answer": 30}),
     Case("json-int-float", "qa", '{"answer": 42.0}', {"answer": 42}),
+    Case("json-duplicate-key-same-value", "qa", '{"answer": 4, "answer": 4}', {"answer": 4}),
     Case("json-price-currency", "price", '{"price": "$1,234.50"}', {"price": 1234.5}),
     Case("json-bool-word", "flag", '{"flag": "Yes"}', {"flag": True}),
     Case(
@@ -507,6 +508,25 @@ JSON_CASES = [
         error=["needs_human"],
     ),
     Case("json-fail-ambiguous-int", "qa", '{"answer": "12 or 13"}', error=["answer"]),
+    Case("json-fail-magnitude-suffix", "qa", '{"answer": "4k"}', error=["answer"]),
+    Case("json-fail-magnitude-word", "qa", '{"answer": "4 thousand"}', error=["answer"]),
+    Case("json-fail-price-millions", "price", '{"price": "1.5M"}', error=["price"]),
+    Case("json-fail-price-percent", "price", '{"price": "90%"}', error=["price"]),
+    Case("json-fail-bool-contradicts", "flag", '{"flag": "Yes, but no"}', error=["flag"]),
+    Case("json-fail-bool-hedged", "flag", '{"flag": "true (mostly)"}', error=["flag"]),
+    Case("json-fail-duplicate-key", "qa", '{"answer": 4, "answer": 5}', error=["answer"]),
+    Case(
+        "json-fail-duplicate-key-repaired",
+        "reason",
+        '{"reasoning": "Simple sum.", "answer": 4, "answer": 5,}',
+        error=["answer"],
+    ),
+    Case(
+        "json-fail-duplicate-key-nested",
+        "person",
+        '{"person": {"name": "Ann", "age": 34, "age": 43}}',
+        error=["person"],
+    ),
     Case("json-fail-ambiguous-bool", "flag", '{"flag": "yes/no"}', error=["flag"]),
     Case(
         "json-fail-two-labels",

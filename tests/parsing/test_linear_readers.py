@@ -141,7 +141,7 @@ def labels_by_lines(
     by_norm = {norm(n): n for n in names}
     label_line = locate._label_line(tuple(by_norm.values()))
     current: str | None = None
-    collected: dict[str, list[str]] = {}
+    collected: dict[str, list[list[str]]] = {}  # each time an output is labelled, its lines
     before: list[str] = []
     labelled = False
     for line in text.split("\n"):
@@ -149,26 +149,34 @@ def labels_by_lines(
         name = by_norm.get(norm(match.group(1))) if match else None
         if match and name is not None:
             labelled = True
-            current = name if name not in collected else None
-            if current is not None:
-                collected[current] = [match.group(2).rstrip(_TAIL_DECORATION_CHARS)]
+            current = name
+            collected.setdefault(name, []).append([match.group(2).rstrip(_TAIL_DECORATION_CHARS)])
         elif current is not None:
-            collected[current].append(line)
+            collected[current][-1].append(line)
         elif not labelled:
             before.append(line)
     found = Found(how="labels")
     for name in outputs:
         if name in collected:
-            found.texts[name] = "\n".join(collected[name]).strip()
+            first, *again = ["\n".join(lines).strip() for lines in collected[name]]
+            other = [v for v in again if v != first and not locate.is_placeholder(v, name)]
+            if other:
+                found.conflicts[name] = (first, locate._two_values(first, other[0]))
+            else:
+                found.texts[name] = first
     if collected:
         found.open.add(next(reversed(collected)))
-    missing = [name for name, needed in outputs.items() if needed and name not in found.texts]
+    missing = [
+        name
+        for name, needed in outputs.items()
+        if needed and name not in found.texts and name not in found.conflicts
+    ]
     if len(missing) == 1 and found.texts and missing[0] in narrow:
         lines = [line for line in "\n".join(before).splitlines() if line.strip()]
         if len(lines) == 1:
             found.texts[missing[0]] = lines[0].strip()
             missing = []
-    if not found.texts or missing:
+    if not (found.texts or found.conflicts) or missing:
         return None
     return found
 
@@ -261,7 +269,7 @@ BY_NORM = _by_norm(("answer", "notes"))
 @settings(max_examples=3000, deadline=None)
 def test_a_chunk_that_gives_an_output_key_is_never_passed_over(body: str) -> None:
     chunk = "{" + body + "}"
-    value = decode.decode_object(chunk)
+    value, _ = decode.decode_marked(chunk)  # as `_objects` reads it, a repeated key marked
     spellings = _spellings(tuple(BY_NORM))
     assert spellings is not None
     if value is not None and locate._fit(value, BY_NORM)[1]:

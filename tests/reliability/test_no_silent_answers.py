@@ -144,7 +144,8 @@ def test_an_echoed_input_holding_a_marker_is_not_read_as_the_answer(
     server: OpenAIServer, make_lm: MakeLM
 ) -> None:
     echo = f"[[ ## question ## ]]\n{TRAP}\n\n[[ ## answer ## ]]\n4\n\n[[ ## completed ## ]]"
-    assert sio.ChatAdapter().parse("question -> answer: int", echo) == {"answer": 5}  # blind
+    with pytest.raises(sio.ParseError, match="two different values"):  # blind: 5 or 4?
+        sio.ChatAdapter().parse("question -> answer: int", echo)
     assert sio.ChatAdapter().parse("question -> answer: int", echo, inputs={"question": TRAP}) == {
         "answer": 4
     }
@@ -153,7 +154,56 @@ def test_an_echoed_input_holding_a_marker_is_not_read_as_the_answer(
 
 
 def test_a_verbatim_copy_asked_for_as_the_answer_stays() -> None:
-    # Nothing after the copy marks a real answer: the copy is the answer.
+    # Nothing after the copy marks a real answer: the copy is not set aside as an echo. The
+    # marker inside it ends its line, so it splits the text: `answer` is then written twice,
+    # `What is 2+2?` and `5`, and neither is read as the answer.
     completion = f"[[ ## answer ## ]]\n{TRAP}\n\n[[ ## completed ## ]]"
-    parsed = sio.ChatAdapter().parse(Capital, completion, inputs={"question": TRAP})
-    assert parsed["answer"].startswith("What is 2+2?")
+    with pytest.raises(sio.ParseError) as info:
+        sio.ChatAdapter().parse(Capital, completion, inputs={"question": TRAP})
+    assert "('What is 2+2?' and '5')" in info.value.invalid["answer"][1]
+    copy = "[[ ## answer ## ]]\nWhat is 2+2? The answer is 5.\n\n[[ ## completed ## ]]"
+    parsed = sio.ChatAdapter().parse(Capital, copy, inputs={"question": "What is 2+2?"})
+    assert parsed["answer"] == "What is 2+2? The answer is 5."
+
+
+# -- a number without its magnitude, a hedged yes/no, an output written twice ----------------
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "[[ ## population ## ]]\n4 million\n\n[[ ## completed ## ]]",
+        "[[ ## population ## ]]\n2 dozen\n\n[[ ## completed ## ]]",
+        "[[ ## population ## ]]\n4 or more\n\n[[ ## completed ## ]]",
+        "[[ ## population ## ]]\n4 (in thousands)\n\n[[ ## completed ## ]]",
+        '{"population": "4k"}',  # read again as JSON (json_reparse): still no reading
+        "[[ ## population ## ]]\n4\n\n[[ ## population ## ]]\n5\n\n[[ ## completed ## ]]",
+        '{"population": 4, "population": 5}',
+    ],
+)
+def test_a_number_with_no_one_value_is_never_returned(completion: str) -> None:
+    # Every reading (and the fallback's) refuses it; the one new request gets the same.
+    lm = sio.FakeLM([completion, completion])
+    with pytest.raises(sio.ParseError) as info:
+        sio.Predict("city -> population: int", lm=lm)(city="Oslo")
+    assert list(info.value.invalid) == ["population"]
+
+
+@pytest.mark.parametrize(
+    ("completion", "population"),
+    [
+        ("[[ ## population ## ]]\n4,000 (the last census)\n\n[[ ## completed ## ]]", 4000),
+        ("[[ ## population ## ]]\n**709000** people\n\n[[ ## completed ## ]]", 709000),
+        ('{"population": "4e3"}', 4000),  # scientific notation is one number
+    ],
+)
+def test_a_number_written_whole_is_read(completion: str, population: int) -> None:
+    lm = sio.FakeLM([completion])
+    assert sio.Predict("city -> population: int", lm=lm)(city="Oslo").population == population
+
+
+@pytest.mark.parametrize("answer", ["yes; no", "Yes, but no", "no - yes", "true (mostly)"])
+def test_a_yes_and_no_at_once_is_never_returned(answer: str) -> None:
+    with pytest.raises(sio.ParseError) as info:
+        sio.ChatAdapter().parse("q -> a: bool", f"[[ ## a ## ]]\n{answer}")
+    assert list(info.value.invalid) == ["a"]

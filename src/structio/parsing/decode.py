@@ -3,6 +3,10 @@
 Every reader that turns model text into data (a section's value, a JSON object in a
 completion, a bare JSON answer) goes through `decode_text` or `decode_object`, so the same
 text always decodes the same way.
+
+An object that gives one key two different values (``{"answer": 4, "answer": 5}``) has no
+one reading: every step refuses it (`DuplicateKeyError`) rather than keep the first or the last
+value; `decode_marked` marks such a key a `Conflict` instead, so the rest can still be read.
 """
 
 from __future__ import annotations
@@ -14,13 +18,120 @@ from collections.abc import Callable
 from typing import Any
 
 from structio._util.scan import MAX_DEPTH, json_region, scan_brackets, strip_fence
-from structio.parsing.lenient import NO_READING, python_call_reading
+from structio.parsing.lenient import NO_READING, parse_python, python_call_reading
 
-__all__ = ["decode_json", "decode_object", "decode_text"]
+__all__ = [
+    "Conflict",
+    "DuplicateKeyError",
+    "decode_json",
+    "decode_marked",
+    "decode_object",
+    "decode_text",
+    "marked_pairs",
+    "unique_pairs",
+]
 
-# json.loads with strict=False builds a decoder per call; this one is built once.
-_DECODER = json.JSONDecoder(strict=False)
+
+class DuplicateKeyError(ValueError):
+    """An object gives one key two different values: the text has no one reading.
+
+    Attributes:
+        key: The key.
+        values: The first value and a different one, as they are shown (JSON, or the text
+            written).
+    """
+
+    def __init__(self, key: Any, first: str, second: str) -> None:
+        self.key = key
+        self.values = (first, second)
+        super().__init__(
+            f"the key {key!r} is given two different values, {first} and {second}: no one "
+            "of them is the answer"
+        )
+
+
+class Conflict:
+    """Where a key was given two different values, in data decoded with ``conflicts=True``.
+
+    Attributes:
+        error: What the two values are.
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: DuplicateKeyError) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"Conflict({self.error})"
+
+
+Repeat = tuple[tuple[Any, ...], DuplicateKeyError]  # (where the dict is, its repeated key)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b  # `1` and `true` (equal in Python) differ
+
+
+def _shown(value: Any) -> str:
+    """A value as a `DuplicateKeyError` shows it: its JSON, clipped."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def unique_pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """An object's members as a dict, a key repeated only with the same value.
+
+    A ``json`` ``object_pairs_hook``.
+
+    Raises:
+        DuplicateKeyError: A key is given two different values.
+    """
+    obj = dict(pairs)
+    if len(obj) < len(pairs):  # the usual object repeats no key: one length check
+        seen: dict[Any, Any] = {}
+        for key, value in pairs:
+            if key in seen and not _same(seen[key], value):
+                raise DuplicateKeyError(key, _shown(seen[key]), _shown(value))
+            seen.setdefault(key, value)
+    return obj
+
+
+def marked_pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """`unique_pairs`, but a key given two different values holds a `Conflict`."""
+    obj: dict[Any, Any] = {}
+    for key, value in pairs:
+        if key not in obj:
+            obj[key] = value
+        elif not isinstance(obj[key], Conflict) and not _same(obj[key], value):
+            obj[key] = Conflict(DuplicateKeyError(key, _shown(obj[key]), _shown(value)))
+    return obj
+
+
+_Scan = Callable[[str, int], tuple[Any, int]]
+# json.loads with strict=False builds a decoder per call; these are built once, and their
+# C scanners (`scan_once`, which typeshed does not declare) are called directly. The hook
+# costs one length check per object, and finds a repeated key where json keeps the last.
+_SCAN: _Scan = json.JSONDecoder(strict=False, object_pairs_hook=unique_pairs).scan_once  # type: ignore[attr-defined]
+_MARKING_SCAN: _Scan = json.JSONDecoder(strict=False, object_pairs_hook=marked_pairs).scan_once  # type: ignore[attr-defined]
 _LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _json(text: str, scan: _Scan) -> Any:
+    """`json.JSONDecoder.decode` with ``scan`` (its scanner), less its two Python calls."""
+    start = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]  # `*` always matches
+    try:
+        value, end = scan(text, start)
+    except StopIteration as error:
+        raise json.JSONDecodeError("Expecting value", text, error.value) from None
+    end = _JSON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
 def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
@@ -34,28 +145,20 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
             quotes).
 
     Raises:
+        DuplicateKeyError: A step read the text, and an object in it gives a key two different
+            values; no later step is tried, as each would keep one of them.
         ValueError: No step could read the text, or what it read nests deeper than
             `MAX_DEPTH` (validating and reporting such a value would exhaust the stack).
     """
-    # Text with this few brackets cannot nest too deep: the usual answer skips the walk.
-    deep = text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH
-    try:  # the usual case, and the first step: plain JSON
-        value = _DECODER.decode(text)
-        return _shallow(value) if deep else value
+    try:  # the usual case, and the first step: plain JSON, here without `_ladder`'s call
+        value = _json(text, _SCAN)
+    except DuplicateKeyError:
+        raise
     except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
-        pass
-    steps: list[Callable[[str], Any]] = []
-    if python:
-        steps.append(ast.literal_eval)
-    if repair:
-        steps.append(_json_repaired)
-    for step in steps:
-        try:
-            value = step(text)
-            return _shallow(value) if deep else value
-        except _LITERAL_ERRORS:
-            continue
-    raise ValueError("the text is not JSON")
+        return _ladder(text, python, repair, mark=False, json_tried=True)[0]
+    if text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH:
+        return _shallow(value)
+    return value
 
 
 def decode_object(text: str, *, repair: bool = True) -> dict[Any, Any] | None:
@@ -64,12 +167,71 @@ def decode_object(text: str, *, repair: bool = True) -> dict[Any, Any] | None:
     Args:
         text: The chunk.
         repair: Let json-repair read it last (see `decode_json`).
+
+    Raises:
+        DuplicateKeyError: An object in the chunk gives a key two different values.
     """
     try:
         value = decode_json(text, repair=repair)
+    except DuplicateKeyError:
+        raise
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def decode_marked(text: str, *, repair: bool = True) -> tuple[dict[Any, Any] | None, bool]:
+    """`decode_object`, each key given two different values holding a `Conflict`.
+
+    Returns:
+        The dict (``None`` if the chunk is not one, or a repeated key cannot be marked), and
+        whether a key in it is given two different values: a caller can then tell which
+        part of the data has no one reading, and read the rest.
+    """
+    try:
+        value, conflicted = _ladder(text, True, repair, mark=True)
+    except ValueError:  # DuplicateKeyError too: a repeated key with no place to mark it
+        return None, False
+    return (value, conflicted) if isinstance(value, dict) else (None, False)
+
+
+def _ladder(
+    text: str, python: bool, repair: bool, *, mark: bool, json_tried: bool = False
+) -> tuple[Any, bool]:
+    """`decode_json`'s steps; with ``mark``, a repeated key is a `Conflict` (and True).
+
+    ``json_tried``: plain JSON has failed already (not for a repeated key).
+    """
+    # Text with this few brackets cannot nest too deep: the usual answer skips the walk.
+    deep = text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH
+    try:  # the usual case, and the first step: plain JSON
+        if not json_tried:
+            value = _json(text, _SCAN)
+            return (_shallow(value) if deep else value), False
+    except DuplicateKeyError:
+        if not mark:
+            raise
+        try:  # an inner object closed before the text showed it is no JSON: go on if not
+            value = _json(text, _MARKING_SCAN)
+            return (_shallow(value) if deep else value), True
+        except _LITERAL_ERRORS:
+            pass
+    except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
+        pass
+    steps: list[Callable[[str], tuple[Any, list[Repeat]]]] = []
+    if python:
+        steps.append(_literal)
+    if repair:
+        steps.append(_json_repaired)
+    for step in steps:
+        try:
+            value, repeats = step(text)
+        except _LITERAL_ERRORS:
+            continue
+        if repeats:  # raises DuplicateKeyError unless each is marked
+            value = _resolved(value, repeats, mark)
+        return (_shallow(value) if deep else value), bool(repeats)
+    raise ValueError("the text is not JSON")
 
 
 def decode_text(text: str) -> Any:
@@ -80,10 +242,13 @@ def decode_text(text: str) -> Any:
     list or object) is refused rather than completed: its last value may be incomplete.
 
     Raises:
+        DuplicateKeyError: An object in the text gives a key two different values.
         ValueError: The JSON in the text is cut off.
     """
     try:
         return decode_json(text, repair=False)
+    except DuplicateKeyError:
+        raise
     except ValueError:
         pass
     call = python_call_reading(text)
@@ -97,11 +262,68 @@ def decode_text(text: str) -> Any:
         raise ValueError(f"the value is cut off (an unclosed {inner[0]!r}); it may be incomplete")
     try:
         return decode_json(inner)
+    except DuplicateKeyError:
+        raise
     except ValueError:
         return text
 
 
-def _json_repaired(text: str) -> Any:
+def _literal(text: str) -> tuple[Any, list[Repeat]]:
+    """A Python literal (`ast.literal_eval`), and each key it repeats with another value."""
+    tree = parse_python(text.lstrip(" \t"))  # as literal_eval parses
+    value = ast.literal_eval(tree)
+    # Only a dict display can repeat a key.
+    return value, (_literal_repeats(tree.body) if "{" in text else [])
+
+
+def _literal_repeats(node: ast.expr) -> list[Repeat]:
+    """Each dict display under ``node`` that gives a key two different values."""
+    repeats: list[Repeat] = []
+    pending: list[tuple[ast.expr, tuple[Any, ...]]] = [(node, ())]
+    while pending:
+        item, path = pending.pop()
+        if isinstance(item, ast.Dict):
+            last: dict[Any, ast.expr] = {}
+            for key_node, value_node in zip(item.keys, item.values, strict=True):
+                if key_node is None:  # `**x`: literal_eval has refused it already
+                    continue
+                key = ast.literal_eval(key_node)
+                if key in last:
+                    first, second = ast.literal_eval(last[key]), ast.literal_eval(value_node)
+                    if not _same(first, second):
+                        repeats.append(
+                            (path, DuplicateKeyError(key, _shown(first), _shown(second)))
+                        )
+                last[key] = value_node  # literal_eval keeps the last value
+            pending.extend((value, (*path, key)) for key, value in last.items())
+        elif isinstance(item, (ast.List, ast.Tuple)):
+            pending.extend((element, (*path, i)) for i, element in enumerate(item.elts))
+    return repeats
+
+
+def _resolved(value: Any, repeats: list[Repeat], mark: bool) -> Any:
+    """``value`` with each repeated key marked a `Conflict`; or the first `DuplicateKeyError`.
+
+    Raises:
+        DuplicateKeyError: Not ``mark``, or a repeat is not where ``value`` has a dict.
+    """
+    if not mark:
+        raise repeats[0][1]
+    for path, error in repeats:
+        target = value
+        try:
+            for step in path:
+                target = target[step]
+        except (KeyError, IndexError, TypeError):
+            raise error from None  # the reading moved the data: no place to mark
+        if not isinstance(target, dict) or error.key not in target:
+            raise error
+        target[error.key] = Conflict(error)
+    return value
+
+
+def _json_repaired(text: str) -> tuple[Any, list[Repeat]]:
+    """json-repair's reading of damaged JSON, and each key it writes twice, two ways."""
     import json_repair
 
     _check_depth(text)  # json-repair recurses per level and rescans the text at each
@@ -115,7 +337,90 @@ def _json_repaired(text: str) -> Any:
     if repaired == "" and text.strip():
         raise ValueError("json-repair found no JSON")
     _check_nothing_invented(repaired, text)
-    return repaired
+    # json-repair keeps a repeated key's last value: the text says whether there is one.
+    return repaired, (_written_repeats(text) if ":" in text else [])
+
+
+# A token of JSON as models damage it: a string (maybe unclosed), a bracket, a comma or
+# colon, or a run of anything else (a number, a bare word; `it's` is one word).
+_TOKEN = re.compile(
+    r""""(?:[^"\\]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|[{}\[\],:]"""
+    r"""|(?:[^\s{}\[\],:"']|(?<=\w)'(?=\w))+""",
+    re.DOTALL,
+)
+
+
+class _Frame:
+    """An object or list open at a point of `_written_repeats`' scan."""
+
+    __slots__ = ("index", "is_object", "key", "start", "values")
+
+    def __init__(self, is_object: bool) -> None:
+        self.is_object = is_object
+        self.index = 0  # a list's item being written
+        self.key: Any = None  # an object's member being written, and where its value starts
+        self.start = 0
+        self.values: dict[Any, str] = {}  # each key's first value, as written
+
+
+def _written_repeats(text: str) -> list[Repeat]:
+    """Each object in damaged JSON that gives a key two different values, as written.
+
+    json-repair keeps a repeated key's last value; its values are compared here as the text
+    writes them, so the same value written twice is no repeat.
+    """
+    repeats: list[Repeat] = []
+    frames: list[_Frame] = []
+
+    def close_member(end: int) -> None:
+        frame = frames[-1]
+        if frame.key is None:
+            return
+        written = text[frame.start : end].strip().rstrip(",").strip()
+        first = frame.values.setdefault(frame.key, written)
+        if first != written:
+            path = tuple(f.key if f.is_object else f.index for f in frames[:-1])
+            repeats.append((path, DuplicateKeyError(frame.key, first, written)))
+        frame.key = None
+
+    tokens = list(_TOKEN.finditer(text))
+    for i, token in enumerate(tokens):
+        word = token.group()
+        if word in ("{", "["):
+            frames.append(_Frame(word == "{"))
+        elif word in ("}", "]"):
+            if frames:
+                if frames[-1].is_object:
+                    close_member(token.start())
+                frames.pop()
+        elif word == ",":
+            if frames and not frames[-1].is_object:
+                frames[-1].index += 1
+        elif (
+            word != ":"
+            and frames
+            and frames[-1].is_object
+            and i + 1 < len(tokens)
+            and tokens[i + 1].group() == ":"
+        ):  # a key: the member before it has ended
+            close_member(token.start())
+            frames[-1].key = _written_key(word)
+            frames[-1].start = tokens[i + 1].end()
+    while frames:  # cut off: each open member runs to the end
+        if frames[-1].is_object:
+            close_member(len(text))
+        frames.pop()
+    return repeats
+
+
+def _written_key(word: str) -> Any:
+    """A key as json-repair reads it: a string's text, or a bare word."""
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
+        try:
+            return json.loads(word) if word[0] == '"' else word[1:-1]
+        except ValueError:
+            return word[1:-1]
+    return word.strip("\"'")
 
 
 # A bare `<placeholder>` or JavaScript's `undefined` where a value belongs (after a key, in

@@ -19,6 +19,7 @@ __all__ = [
     "list_items",
     "names_only",
     "number_reading",
+    "parse_python",
     "python_call_reading",
     "without_remark",
 ]
@@ -38,13 +39,30 @@ _DECOR = r"[*_`\"']*"  # markdown and quotes; not "~", which hedges ("~40")
 _LABEL = r"(?:[A-Za-z][A-Za-z _-]{0,29}\s*[:=]\s*|(?:the\s+)?(?:final\s+)?answer\s+is\s+)?"
 _NUMBER = r"[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+\u2212]?\.\d+"
 _CURRENCY = r"(?:[$€£¥₹]|USD|EUR|GBP)"
-# A unit or a few words after the number: "30 items", "12 kg", "45%", "5 years old".
+# A unit or a few words after the number: "30 items", "12 kg", "5 years old" (and "45%",
+# "4 million", "4 or more", which `_NOT_A_UNIT` then refuses).
 _UNIT = r"(?:%|[^\W\d_][^\W\d]*\.?(?:\s+[^\W\d_][^\W\d]*\.?){0,2})"
 _NUMBER_TEXT = re.compile(
     rf"^{_LABEL}{_DECOR}(?:{_CURRENCY}\s*)?{_DECOR}({_NUMBER}){_DECOR}\s*"
-    rf"(?:{_CURRENCY}|{_UNIT})?{_DECOR}[.!]?$",
+    rf"(?:{_CURRENCY}|({_UNIT}))?{_DECOR}[.!]?$",
     re.IGNORECASE,
 )
+# Words that scale a number (`4 million`, `4k`, `2 dozen`, `4x`, `90%`, per cent), and a
+# bare `e` (`4e`, an exponent with no digits): the number alone is another value, and
+# scaling it would be a guess about units, so such text has no reading.
+_SCALE = (
+    r"k|m|b|bn|mn|mil|mill|mio|mln|thousands?|millions?|billions?|trillions?|hundreds?"
+    r"|dozens?|lakhs?|crores?|grand|thou|x|times|fold|percent|percentage|pct|per\s*cent"
+)
+# Words that hedge a number (`4 or more`, `4 at least`, `4ish`, `40 odd`, `4 max`).
+_HEDGE_WORDS = (
+    r"or|and|nor|plus|more|less|fewer|least|most|max|maximum|min|minimum|approx|approximately"
+    r"|roughly|about|around|ish|odd|some|something|tops|nearly|almost|over|under|above|below"
+    r"|upwards?|up|est|estimated|circa|ca|maybe|probably|possibly|perhaps|likely|not|to"
+)
+_NOT_A_UNIT = re.compile(rf"%|\b(?:{_SCALE}|{_HEDGE_WORDS}|e)\b", re.IGNORECASE)
+# A remark after a number that scales it (`4 (in millions)`); `e` is no word there (e.g.).
+_SCALE_REMARK = re.compile(rf"[%\u00d7]|\b(?:{_SCALE})\b", re.IGNORECASE)
 
 
 # The longest text read as a lone number with its decoration, label and unit.
@@ -55,14 +73,16 @@ def number_reading(text: str) -> Any:
     """``Answer: 42``, ``**7**``, ``30 items``, ``$1,234.50`` -> the number's text, cleaned.
 
     Only a lone number with decoration around it is read; text with two numbers or with
-    words that are not a label or a unit has no single reading.
+    words that are not a label or a unit has no single reading, and neither has a number
+    with a word that scales it (``4 million``, ``4k``, ``2 dozen``, ``4x``, ``90%``) or
+    hedges it (``4 or more``, ``4ish``): it is never scaled, which would guess at units.
     """
     stripped = text.strip()
     if len(stripped) > _MAX_NUMBER_TEXT:
         return NO_READING  # no lone number is written this long; and the pattern stays cheap
     match = _NUMBER_TEXT.match(stripped)
-    if not match:
-        return NO_READING
+    if not match or (match.group(2) and _NOT_A_UNIT.search(match.group(2))):
+        return NO_READING  # `4 million`, `4k`, `90%`, `4 or more`: not the number alone
     return match.group(1).replace(",", "").replace("\u2212", "-")
 
 
@@ -75,9 +95,11 @@ _REMARK = re.compile(
 )
 # A remark that offers another answer or takes this one back: the value has no one reading.
 _HEDGE_REMARK = re.compile(
-    r"^(?:or|and|nor|but|not|no|maybe|possibly|perhaps|probably|approximately|about|around"
-    r"|roughly|approx|est|estimated|almost|nearly|over|under|at\s+(?:least|most)|up\s+to|actually|wait|unless"
-    r"|if|either|between|to|vs\.?|versus)\b|^[~\u2248<>/]",
+    r"^(?:or|and|nor|but|not|no|maybe|possibly|perhaps|probably|likely|unlikely|approximately"
+    r"|about|around|roughly|approx|est|estimated|estimates?|almost|nearly|over|under|above"
+    r"|below|more|less|fewer|plus|max|maximum|min|minimum|at\s+(?:least|most)|up\s+to|give"
+    r"|mostly|partly|partially|sometimes|usually|often|actually|wait|unless|if|either|between"
+    r"|to|vs\.?|versus)\b|^[~\u2248<>/+\u00b1%]",
     re.IGNORECASE,
 )
 
@@ -86,12 +108,17 @@ _HEDGE_REMARK = re.compile(
 _MAX_REMARK_TEXT = 400
 
 
-def without_remark(text: str) -> Any:
+def without_remark(text: str, *, number: bool = False) -> Any:
     """``4 (two plus two)`` or ``4. That is the sum.`` -> ``4``; else `NO_READING`.
 
     The remark must be short, on the value's line, and hold no digit and no word that
-    offers another answer (``4 (or 5)``, ``4, maybe more``): then the value before it is
+    offers another answer (``4 (or 5)``, ``4 (at least)``): then the value before it is
     the one reading. The caller still reads that value strictly for its type.
+
+    Args:
+        text: The value and its remark.
+        number: The value is a number: a remark that scales it (``4 (million)``, ``4 - in
+            thousands``, ``90 (%)``) leaves no reading either.
     """
     stripped = text.strip()
     if len(stripped) > _MAX_REMARK_TEXT:
@@ -102,26 +129,51 @@ def without_remark(text: str) -> Any:
     remark = next(g for g in match.groups()[1:] if g is not None).strip()
     if any(c.isdigit() for c in remark) or _HEDGE_REMARK.match(remark):
         return NO_READING
+    if number and _SCALE_REMARK.search(remark):
+        return NO_READING
     return match.group(1).strip()
 
 
 _BOOL_TEXT = re.compile(
     rf"^(?:[A-Za-z][A-Za-z _-]{{0,29}}:\s*)?{_DECOR}(yes|no|true|false|y|n){_DECOR}"
-    r"(?:$|[\s.,!;:\u2014\u2013-]+(.*)$)",
+    r"(?:$|[\s.,!;:(\u2014\u2013-]+(.*)$)",
     re.IGNORECASE | re.DOTALL,
 )
 _HEDGE = re.compile(r"^(?:or|and|nor|/)\b", re.IGNORECASE)
+# Words in a remark after yes/no that take the answer back or hedge it: `yes, but ...`,
+# `true (mostly)`, `no, probably`.
+_BOOL_HEDGE = re.compile(
+    r"\b(?:but|mostly|partly|partially|sometimes|probably|maybe|perhaps|possibly|likely"
+    r"|unlikely|however|although|though|unless|except|depends|unsure|uncertain|unclear"
+    r"|somewhat|arguably|if|either|sort\s+of|kind\s+of|in\s+part|not\s+(?:sure|certain"
+    r"|entirely|always|necessarily|completely|really))\b",
+    re.IGNORECASE,
+)
+_ANSWER_WORD = re.compile(r"\b(yes|no|true|false)\b", re.IGNORECASE)
+_ANSWER_NEGATED = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 def bool_reading(text: str) -> Any:
-    """``Yes.``, ``No, because ...``, ``TRUE``, ``**yes**`` -> True/False; ``yes/no`` -> none."""
+    """``Yes.``, ``No, because ...``, ``TRUE``, ``**yes**`` -> True/False; ``yes/no`` -> none.
+
+    A remark after the answer may explain it (``yes (the text says so)``), never contradict
+    or hedge it: one that says the other answer (``yes; no``, ``no - yes``), negates an
+    answer word (``yes, not true``) or hedges (``true (mostly)``, ``yes, but ...``) leaves
+    no reading.
+    """
     match = _BOOL_TEXT.match(text.strip())
     if not match:
         return NO_READING
+    value = match.group(1).lower() in ("yes", "true", "y")
     rest = (match.group(2) or "").strip()
-    if _HEDGE.match(rest):
-        return NO_READING  # "yes or no", "true and false": two answers, no reading
-    return match.group(1).lower() in ("yes", "true", "y")
+    if not rest:
+        return value
+    if _HEDGE.match(rest) or _BOOL_HEDGE.search(rest):
+        return NO_READING  # "yes or no", "true (mostly)", "yes, but ...": no one answer
+    said = {word.lower() in ("yes", "true") for word in _ANSWER_WORD.findall(rest)}
+    if said and (said != {value} or _ANSWER_NEGATED.search(rest)):
+        return NO_READING  # "yes; no", "no - yes", "yes, not true": two answers
+    return value
 
 
 _LITERAL_WRAPPER = re.compile(r"^(?:Literal|str)\[(.*)\]$", re.DOTALL)
@@ -246,10 +298,41 @@ def _clean_item(item: str) -> str:
     return item
 
 
+# The file name of every parse of completion text as Python: Python warns about text that
+# is no good Python (``4k``: "invalid decimal literal"; ``'C:\d'``: "invalid escape
+# sequence") while it parses it, and those warnings are about a model's text, not the
+# program's code.
+_COMPLETION_SOURCE = "<structio: completion text>"
+_QUIET = tuple(
+    ("ignore", None, category, re.compile(re.escape(_COMPLETION_SOURCE)), 0)
+    for category in (SyntaxWarning, DeprecationWarning)  # 3.11 and older: Deprecation
+)
+
+
+def parse_python(text: str) -> ast.Expression:
+    """``text`` parsed as one Python expression, without Python's warnings about it.
+
+    The warnings are silenced by a filter matching only parses of this name, added when
+    the process's filters lack it (they may have been reset, or swapped as
+    `warnings.catch_warnings` does), not by `warnings.catch_warnings` around each parse,
+    which swaps the process's filters and is not thread-safe.
+
+    Raises:
+        SyntaxError: ``text`` is not a Python expression (also ValueError, MemoryError,
+            RecursionError for text Python cannot take).
+    """
+    import warnings  # loaded by Python at startup: a dictionary lookup
+
+    for entry in _QUIET:
+        if entry not in warnings.filters:
+            warnings.filterwarnings("ignore", category=entry[2], module=entry[3].pattern)
+    return ast.parse(text, filename=_COMPLETION_SOURCE, mode="eval")
+
+
 def python_call_reading(text: str) -> Any:
     """``Patient(name='Al', age=3)`` -> ``{"name": "Al", "age": 3}`` (nested calls too)."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = parse_python(text.strip())
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return NO_READING
     try:

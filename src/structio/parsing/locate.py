@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structio._util.scan import open_brackets, scan_brackets, strip_fence
-from structio.parsing.decode import decode_json, decode_object
+from structio.parsing.decode import (
+    Conflict,
+    DuplicateKeyError,
+    decode_json,
+    decode_marked,
+    marked_pairs,
+    unique_pairs,
+)
 
 __all__ = [
     "Found",
@@ -63,6 +70,8 @@ class Found:
         weak: Output fields read from a section whose marker does not start its line (no
             section with a marker that does was found): more text may still bring one,
             which would be read instead.
+        conflicts: Output fields given two different values (two sections, or a JSON key
+            written twice), each with ``(the text shown, why)``: no value is read for them.
     """
 
     texts: dict[str, Any] = field(default_factory=dict)
@@ -70,6 +79,7 @@ class Found:
     how: str = ""
     open: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)
+    conflicts: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -96,7 +106,9 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     text), or follows another splitting marker on the same line. One inside a sentence is
     a mention and stays text. Reading stops at ``[[ ## completed ## ]]`` once an output has
     been seen (what follows is a model inventing more), and an output takes its first
-    value that is not an unfilled template, preferring markers that start a line.
+    value that is not an unfilled template, preferring markers that start a line. An output
+    given two different values before that is a conflict (`Found.conflicts`): neither is
+    its value.
     """
     if "[[" not in text:  # no marker at all, and no need to look at every line for one
         return None
@@ -106,20 +118,46 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     if sections is None:
         sections = _all_sections(text, by_norm, output_set)
     found = Found(how="sections")
+    texts = found.texts
     last = len(sections) - 1
-    for prefer_strong in (True, False):
-        for index, (name, strong, body) in enumerate(sections):
-            if name not in output_set or name in found.texts or (prefer_strong and not strong):
-                continue
-            value = _section_text(body)
-            if is_placeholder(value, name):
-                continue  # the structure echoed from the system message, not a value
-            found.texts[name] = value
+    for index, (name, strong, body) in enumerate(sections):
+        if name not in output_set:
+            continue
+        value = _section_text(body)
+        if is_placeholder(value, name):
+            continue  # the structure echoed from the system message, not a value
+        first = texts.get(name)
+        if first is None:
+            texts[name] = value
             if not strong:
                 found.weak.add(name)
             if index == last:  # no marker after it: it runs to the end of the text
                 found.open.add(name)
-    return found if found.texts else None
+        elif first != value:
+            found.conflicts.setdefault(name, (first, _two_values(first, value)))
+        elif strong and name in found.weak:  # the same value after a marker that starts a line
+            found.weak.discard(name)
+            if index == last:
+                found.open.add(name)
+            else:
+                found.open.discard(name)
+    for name in found.conflicts:
+        del texts[name]
+        found.weak.discard(name)
+        found.open.discard(name)
+    return found if found.texts or found.conflicts else None
+
+
+def _two_values(first: str, second: str) -> str:
+    """Why an output written twice, with two different values, has none."""
+    return (
+        f"it is written twice, with two different values ({_clipped(first)!r} and "
+        f"{_clipped(second)!r}), and no one of them is the answer"
+    )
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 Section = tuple[str | None, bool, str]  # (output name or None, strong, text)
@@ -318,6 +356,7 @@ def find_labels(
     ``outputs`` maps each output name to whether it is required. A label may be written in
     markdown (``**Answer:**``, ``- Answer:``, ``### Answer`` with the value below) or with
     ``=`` or a spaced dash; a value runs on to the next labelled line.
+    An output labelled twice with two different values is a conflict (`Found.conflicts`).
 
     When one required output has no label, it takes the text before the first label only
     if that is a single line and the output is ``narrow`` (no text at all would be a valid
@@ -329,6 +368,8 @@ def find_labels(
     starts: dict[str, tuple[str, int]] = {}
     ends: dict[str, int] = {}
     current: str | None = None
+    # An output labelled again: its name, its value there (as in `starts`) and its end.
+    again: list[tuple[str, tuple[str, int], int]] = []
     first_label = -1
     for match in _label_line(tuple(by_norm.values())).finditer(text):
         name = by_norm.get(norm(match.group(1)))
@@ -338,32 +379,52 @@ def find_labels(
             first_label = match.start()
         if current is not None:
             ends[current] = match.start()
+        elif again and again[-1][2] == -1:
+            again[-1] = (*again[-1][:2], match.start())
+        start = (match.group(2).rstrip(_TAIL_DECORATION_CHARS), match.end() + 1)
         current = name if name not in starts else None
         if current is not None:
-            starts[current] = (match.group(2).rstrip(_TAIL_DECORATION_CHARS), match.end() + 1)
+            starts[current] = start
+        else:
+            again.append((name, start, -1))
     found = Found(how="labels")
     for name in outputs:
         if name in starts:
-            first, rest = starts[name]
-            end = ends.get(name, len(text) + 1)
-            found.texts[name] = (
-                first + "\n" + text[rest : end - 1] if rest < end else first
-            ).strip()
+            found.texts[name] = _labelled(text, starts[name], ends.get(name, -1))
+    for name, at, end in again:
+        value = _labelled(text, at, end)
+        first = found.texts.get(name)
+        if first is not None and value != first and not is_placeholder(value, name):
+            del found.texts[name]
+            found.conflicts[name] = (first, _two_values(first, value))
     if starts:  # a value runs on to the next label, so the last runs to the end
         found.open.add(next(reversed(starts)))
-    missing = [name for name, needed in outputs.items() if needed and name not in found.texts]
+    missing = [
+        name
+        for name, needed in outputs.items()
+        if needed and name not in found.texts and name not in found.conflicts
+    ]
     if len(missing) == 1 and found.texts and missing[0] in narrow:
         before = [line for line in text[:first_label].splitlines() if line.strip()]
         if len(before) == 1:
             found.texts[missing[0]] = before[0].strip()
             missing = []
-    if not found.texts or missing:
+    if not (found.texts or found.conflicts) or missing:
         return None
     return found
 
 
+def _labelled(text: str, start: tuple[str, int], end: int) -> str:
+    """A labelled value: its label line's rest, then its lines up to ``end`` (-1: all)."""
+    first, rest = start
+    end = len(text) + 1 if end == -1 else end
+    return (first + "\n" + text[rest : end - 1] if rest < end else first).strip()
+
+
 def is_placeholder(value: str, name: str) -> bool:
     """Whether ``value`` is output ``name``'s placeholder from the prompt (``{name}``)."""
+    if "{" not in value:  # most values: no need to strip and match
+        return False
     placeholder = _PLACEHOLDER.match(value.strip())
     return placeholder is not None and norm(placeholder.group(1)) == norm(name)
 
@@ -396,6 +457,9 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
     was not asked for (an invented ``Observation:`` or tool result, a new ``User:`` or
     ``Assistant:`` turn, a chat template's turn token) ends the answer: objects after it
     are the model running on, and are never read in its place.
+
+    A key written twice with two different values has no one reading: the output it is, or
+    whose value holds it, is a conflict (`Found.conflicts`).
     """
     output_list = list(outputs)
     by_norm = {norm(n): n for n in output_list}
@@ -405,10 +469,12 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
     if inner is not None and (found_inner := find_json(inner, output_list)) is not None:
         return found_inner
     answered = -1  # where the last object naming an output ends
-    for obj, complete, start, end in _objects(text, tuple(by_norm)):
+    for obj, complete, start, end, conflicted in _objects(text, tuple(by_norm)):
         if answered != -1 and _RUNAWAY.search(text, answered, start):
             break
         found, score = _fit(obj, by_norm)
+        if conflicted:
+            _set_conflicts_aside(found)
         if score:
             answered = end
         if complete is not None:
@@ -428,7 +494,10 @@ def find_json(text: str, outputs: Iterable[str]) -> Found | None:
 _HEADLESS = re.compile(r'\s*("?)([A-Za-z_][\w \-]{0,60})"\s*:')
 
 
-_RAW_DECODER = json.JSONDecoder(strict=False)
+_RAW_DECODER = json.JSONDecoder(strict=False, object_pairs_hook=unique_pairs)
+_RAW_MARKING_DECODER = json.JSONDecoder(strict=False, object_pairs_hook=marked_pairs)
+# `json.loads` as it is (control characters refused), a repeated key refused too.
+_STRICT_DECODER = json.JSONDecoder(object_pairs_hook=unique_pairs)
 _STRUCTURAL = frozenset('{}[],:"')
 
 
@@ -443,14 +512,43 @@ def _headless(text: str, by_norm: Mapping[str, str]) -> Found | None:
         return None
     head = "{" if match.group(1) else '{"'
     whole = head + text.strip()
+    conflicted = False
     try:  # prose may follow the object, as after any answer; more JSON may not
         obj, end = _RAW_DECODER.raw_decode(whole)
+    except DuplicateKeyError:
+        obj, end = _RAW_MARKING_DECODER.raw_decode(whole)
+        conflicted = True
     except ValueError:
         return None
     if not isinstance(obj, dict) or whole[end:].lstrip()[:1] in _STRUCTURAL:
         return None
     found, score = _fit(obj, by_norm)
+    if conflicted:
+        _set_conflicts_aside(found)
     return found if score else None
+
+
+def _set_conflicts_aside(found: Found) -> None:
+    """Move each output whose value is or holds a `Conflict` to `Found.conflicts`."""
+    for name, value in list(found.texts.items()):
+        conflict = _first_conflict(value)
+        if conflict is not None:
+            del found.texts[name]
+            shown = " / ".join(conflict.error.values)
+            found.conflicts[name] = (shown, str(conflict.error))
+
+
+def _first_conflict(value: Any) -> Conflict | None:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Conflict):
+            return item
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return None
 
 
 # `{"response": "{\"answer\": 4}"}`: one key that is no output, holding the answer as a
@@ -481,9 +579,12 @@ def _wrapped_string(text: str, by_norm: Mapping[str, str]) -> str | None:
 
 def _fit(obj: dict[Any, Any], by_norm: Mapping[str, str]) -> tuple[Found, int]:
     matched = _matched_keys(obj, by_norm)
-    texts = {name: obj[key] for key, name in matched.items()}
     # `"answer": "{answer}"` is the prompt's structure echoed, not a value: as if absent.
-    texts = {n: v for n, v in texts.items() if not (isinstance(v, str) and is_placeholder(v, n))}
+    texts = {
+        name: value
+        for key, name in matched.items()
+        if not (isinstance(value := obj[key], str) and is_placeholder(value, name))
+    }
     found = Found(texts=texts, how="JSON")
     score = len(found.texts)
     for key, value in obj.items():
@@ -504,14 +605,16 @@ def _matched_keys(obj: Mapping[Any, Any], by_norm: Mapping[str, str]) -> dict[An
     return {key: name for name, key in chosen.items()}
 
 
-def _objects(
-    text: str, names: tuple[str, ...]
-) -> list[tuple[dict[Any, Any], dict[Any, Any] | None, int, int]]:
+_Object = tuple[dict[Any, Any], "dict[Any, Any] | None", int, int, bool]
+
+
+def _objects(text: str, names: tuple[str, ...]) -> list[_Object]:
     """Every top-level ``{...}`` in the text that may name an output, decoded.
 
     Each comes with ``None`` when it is closed, or, when the text cuts it off, with the
     members that were complete (those before its last top-level comma); then where it
-    starts and ends in the text.
+    starts and ends in the text, and whether a key in it is given two different values
+    (each such key then holds a `Conflict`).
 
     A chunk whose text spells none of the outputs' ``names`` (normalized; see `_spellings`)
     can give no output, and neither can a chunk inside it: it is passed over whole, not
@@ -521,14 +624,14 @@ def _objects(
     if text.startswith("{") and text.endswith("}"):  # the usual answer: one whole object
         try:
             whole = decode_json(text, python=False, repair=False)
-        except ValueError:
+        except ValueError:  # DuplicateKeyError too: the chunks below say where
             whole = None
         if isinstance(whole, dict):
-            return [(whole, None, 0, len(text))]
+            return [(whole, None, 0, len(text), False)]
     spellings = _spellings(names)
     if spellings is not None and not _may_name(text, spellings):
         return []  # every chunk is part of the text: none can name an output
-    found: list[tuple[dict[Any, Any], dict[Any, Any] | None, int, int]] = []
+    found: list[_Object] = []
     position = 0
     # A chunk that cannot be read is searched for objects inside it, which json-repair (the
     # costly step) then reads again. Such rereading is limited to the length of the text in
@@ -556,24 +659,30 @@ def _objects(
         if end == -1 and (closed := _only_brace_missing(chunk)) is not None:
             # Whole as far as it goes, but cut: an output it does not hold may have been
             # about to be written, so none is defaulted.
-            found.append((closed, closed, start, len(text)))
+            found.append((closed, closed, start, len(text), False))
             return found
         nested = start <= failed_until
         repair = not nested or len(chunk) <= rereading
         if nested and repair:
             rereading -= len(chunk)
-        obj = decode_object(chunk, repair=repair)
+        obj, conflicted = decode_marked(chunk, repair=repair)
         if obj is None:
             failed_until = max(failed_until, end if end != -1 else len(text))
         if obj is not None:
             complete = None
             if end == -1:
                 head = text[start:last_comma] + "}" if last_comma != -1 else "{}"
-                complete = decode_object(head) or {}
+                complete, head_conflicted = decode_marked(head)
+                complete = complete or {}
+                conflicted = conflicted or head_conflicted
                 # The complete members are read from their own exact text: json-repair's
                 # reading of a cut-off object may differ even in members before the cut.
-                obj = {**obj, **complete}
-            found.append((obj, complete, start, end + 1 if end != -1 else len(text)))
+                # A key given another value after the cut keeps its conflict.
+                obj = {
+                    **obj,
+                    **{k: v for k, v in complete.items() if not isinstance(obj.get(k), Conflict)},
+                }
+            found.append((obj, complete, start, end + 1 if end != -1 else len(text), conflicted))
         if end == -1:
             return found
         position = end + 1 if obj is not None else start + 1
@@ -599,8 +708,8 @@ def _only_brace_missing(chunk: str) -> dict[Any, Any] | None:
     if not _CLOSED_END.search(body) or open_brackets(body) != "{":
         return None
     try:
-        value = json.loads(body + "}")
-    except ValueError:  # not strict JSON once closed: the usual reading decides
+        value = _STRICT_DECODER.decode(body + "}")
+    except ValueError:  # not strict JSON once closed (or a key repeated): the usual reading
         return None
     return value if isinstance(value, dict) else None
 

@@ -107,22 +107,28 @@ def _lenient(info: TypeInfo, text: str) -> Any:
     """The one reading of loosely written text for this type, or `NO_READING`.
 
     A value with a short remark after it on its line (`without_remark`) is read as the
-    value alone.
+    value alone; yes/no text is read with its remark by `bool_reading`, which refuses a
+    remark that contradicts or hedges the answer.
     """
     core = core_type(info.annotation)
     choices = _choices(core)
     if choices is not None:
         return _choice_reading(text, choices)
     reading = _lenient_core(core, text)
-    if reading is NO_READING and (head := without_remark(text)) is not NO_READING:
-        reading = _lenient_core(core, head)
+    if reading is NO_READING and core is not bool:
+        head = without_remark(text, number=core in _NUMBER_TYPES)
+        if head is not NO_READING:
+            reading = _lenient_core(core, head)
     return reading
+
+
+_NUMBER_TYPES = (int, float, decimal.Decimal)
 
 
 def _lenient_core(core: Any, text: str) -> Any:
     if core is bool:
         return bool_reading(text)
-    if core in (int, float, decimal.Decimal):
+    if core in _NUMBER_TYPES:
         return number_reading(text)
     if typing.get_origin(core) in (list, set, frozenset, tuple):
         return list_items(text)
@@ -137,7 +143,7 @@ def _choice_reading(text: str, choices: list[tuple[Any, list[Any]]]) -> Any:
     prose ends on, emphasized (`final_label`).
     """
     numeric = all(_is_number(value) for value, _ in choices)
-    for candidate in (text, without_remark(text)):
+    for candidate in (text, without_remark(text, number=numeric)):
         if candidate is NO_READING:
             continue
         label = _match_label(candidate, choices)
@@ -231,8 +237,9 @@ def read_outputs(
     """Every output's typed value from where a reader `found` them, or `ParseError`.
 
     Omitted optional outputs are filled from their defaults or ``None``; a required output
-    that is missing, cut off or invalid is reported, with every such field, in one error
-    that names ``adapter``.
+    that is missing, cut off, invalid or given two different values (`Found.conflicts`) is
+    reported, with every such field, in one error that names ``adapter``. An optional
+    output given two values is reported too: its value is not known to be absent.
     """
     if found is None:
         return finish_outputs(
@@ -246,6 +253,8 @@ def read_outputs(
             _shown(found.texts.get(name, "")),
             "the completion is cut off here; the value may be incomplete",
         )
+    if found.conflicts:  # two different values written for one output: no one reading
+        invalid.update(found.conflicts)
     from_json = found.how.startswith("JSON")
     for name, raw in found.texts.items():
         if name in found.cut_off or raw is None:  # JSON null: the output was not given
