@@ -152,7 +152,7 @@ def test_json_adapter_and_csv(capsys: pytest.CaptureFixture[str], tmp_path: Path
             ["finetune", f"{ROOT / 'examples' / 'quickstart.py'}:show", "d.jsonl", "-o", "o"],
             "not a Signature class",
         ),
-        (["finetune", "just words", "d.jsonl", "-o", "o"], "cannot find signature"),
+        (["finetune", "just words", "d.jsonl", "-o", "o"], "exactly one '->'"),
         (["finetune", TRIAGE, "missing.jsonl", "-o", "o"], "no such file: 'missing.jsonl'"),
         (["finetune", TRIAGE, "rows.txt", "-o", "o"], r"use a .jsonl file"),
         (["format", "q -> a", "--inputs", "{bad"], "--inputs is not valid JSON"),

@@ -323,7 +323,9 @@ class BatchJob(Generic[R]):
                 self._infos[entry.batch_id] = self._api.retrieve(entry.batch_id)
         return self._status()
 
-    def wait(self, *, poll_interval: float = 30.0, timeout: float | None = None) -> BatchJob[R]:
+    def wait(
+        self, *, poll_interval: float = 30.0, timeout: float | None = None, report: bool = True
+    ) -> BatchJob[R]:
         """Poll until every batch has ended, reading each one as it ends.
 
         The provider's counts are printed to standard error as they change (with
@@ -334,6 +336,8 @@ class BatchJob(Generic[R]):
             poll_interval: Seconds between two polls.
             timeout: Return after this many seconds even if batches are still running
                 (``done`` says whether all have ended).
+            report: Print `report` (rows, cost) when every batch has ended (with
+                ``progress``); off for a caller that prints it in its own summary.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -351,7 +355,8 @@ class BatchJob(Generic[R]):
                 return self
             time.sleep(poll_interval)
         self._state.finish()
-        self._say(self.report())
+        if report:
+            self._say(self.report())
         return self
 
     def results(self) -> list[R | BaseException]:

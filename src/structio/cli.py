@@ -12,6 +12,7 @@ did not foresee (a bug) prints as one line too, says it is a bug to report, and 
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import json
 import os
@@ -25,10 +26,25 @@ from structio._demos import checked_demos
 from structio._loading import load_signature
 from structio._util.data import jsonable
 from structio._util.files import read_jsonl
-from structio.adapters import ChatAdapter, JSONAdapter
-from structio.exceptions import DataError, FormatError, ParseError, StructioError, UsageError
+from structio.adapters import (
+    Adapter,
+    ChatAdapter,
+    CompactAdapter,
+    JSONAdapter,
+    ToolOutputAdapter,
+    XMLAdapter,
+)
+from structio.exceptions import (
+    DataError,
+    FormatError,
+    ParseError,
+    SignatureError,
+    StructioError,
+    UsageError,
+)
 from structio.lm.lm import LM
 from structio.predict import Predict
+from structio.signatures.signature import make_signature
 
 __all__ = ["main"]
 
@@ -43,7 +59,8 @@ examples:
   printf '[[ ## answer ## ]]\\n4\\n' | structio parse 'question -> answer: int'
   structio finetune examples/quickstart.py:Triage examples/data/tickets.jsonl -o train.jsonl
   structio validate train.jsonl
-  structio run examples/quickstart.py:Triage tickets.csv -o preds.jsonl --model openai/gpt-4o-mini
+  structio run examples/quickstart.py:Triage examples/data/tickets.csv -o preds.jsonl \\
+      --model openai/gpt-4o-mini
 
 Run 'structio COMMAND --help' for a command's options.
 """
@@ -92,8 +109,12 @@ examples:
 
   structio run app.sigs:Triage rows.jsonl -o preds.jsonl --model openai/gpt-4o-mini --batch
 
-Rerunning after an interruption skips the rows already in the output. Failed rows are
-listed in PREDICTIONS.errors.jsonl and retried by the next run. When the same error fails
+Rerunning after an interruption skips the rows already in the output (rows are written
+as they finish, each with its DATA line). A rerun refuses (exit 2, before any call) an
+output that is not its own: not a run's output, or of another signature, --model or
+--adapter, or rows whose DATA line has changed since; give another -o, or delete the file
+to start over. Failed rows are listed in PREDICTIONS.errors.jsonl and retried by the next
+run. When the same error fails
 5 rows in a row (a wrong model name, a server that is down, a rejected key), the run stops
 with that error (exit 2): fix it and rerun. Ctrl-C stops cleanly (exit 130): the calls in
 flight finish and are kept (Ctrl-C again leaves them).
@@ -116,6 +137,7 @@ class _CommandLineError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``structio`` command; returns the exit code."""
+    args: argparse.Namespace | None = None
     try:
         args = _parser().parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
@@ -124,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(str(exc), exc.summary.report() if exc.summary is not None else None)
         return 1
     except ParseError as exc:
-        _error(str(exc).splitlines()[0], "\n".join(str(exc).splitlines()[1:]) or None)
+        first, *detail = str(exc).splitlines()
+        _error(first, "\n".join(_command_line_words(detail)) or None)
         return 1
     except (UsageError, _CommandLineError) as exc:
         _error(str(exc))
@@ -150,12 +173,80 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a failure of the device itself (no path named) is not.
         _error(_os_error_text(exc))
         return 2 if exc.filename is not None else 1
+    except UnicodeDecodeError as exc:
+        # A file the user gave that is not text is an input error, as one that is missing.
+        undecodable = _undecodable_input(args)
+        if undecodable is None:
+            return _bug(exc)
+        _error(undecodable)
+        return 2
     except Exception as exc:
-        _error(
-            f"unexpected {type(exc).__name__}: {_one_line(str(exc))} (this is a bug: "
-            "please report it, with the command that caused it)"
-        )
-        return 1
+        return _bug(exc)
+
+
+def _bug(exc: Exception) -> int:
+    """Report an error the command did not foresee, as one line; the exit code (1)."""
+    _error(
+        f"unexpected {type(exc).__name__}: {_one_line(str(exc))} (this is a bug: "
+        "please report it, with the command that caused it)"
+    )
+    return 1
+
+
+def _command_line_words(detail: list[str]) -> list[str]:
+    """A `ParseError`'s detail lines with its advice to Python callers put for the command."""
+    return [
+        "  what to do: give a completion in the format --adapter reads (structio format "
+        "shows the prompt that asks for it)"
+        if line.startswith("  what to do:")
+        else line
+        for line in detail
+    ]
+
+
+def _not_utf8(what: str, byte: int, offset: int) -> str:
+    """The one wording for input that is not UTF-8 text: what, and its first bad byte."""
+    return f"{what} is not UTF-8 text (byte {byte:#04x} at offset {offset:,}); save it as UTF-8"
+
+
+def _undecodable_input(args: argparse.Namespace | None) -> str | None:
+    """The error for the first file the command was given that is not UTF-8, if one is."""
+    if args is None:
+        return None
+    paths = [getattr(args, name, None) for name in ("data", "file", "demos")]
+    inputs = getattr(args, "inputs", None)
+    if isinstance(inputs, str) and inputs.startswith("@"):
+        paths.append(inputs[1:])
+    for path in paths:
+        if isinstance(path, str):
+            found = _first_non_utf8(path)
+            if found is not None:
+                return _not_utf8(repr(path), *found)
+    return None
+
+
+def _first_non_utf8(path: str) -> tuple[int, int] | None:
+    """The first byte of a file that is not UTF-8 text, and its offset; ``None`` if none is.
+
+    Read in pieces, so a large file is never held whole.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    try:
+        with open(path, "rb") as handle:
+            while True:
+                chunk = handle.read(1 << 20)
+                pending = decoder.getstate()[0]  # the start of a character cut by the piece
+                try:
+                    decoder.decode(chunk, final=not chunk)
+                except UnicodeDecodeError as exc:
+                    data = pending + chunk
+                    return data[exc.start], offset - len(pending) + exc.start
+                if not chunk:
+                    return None
+                offset += len(chunk)
+    except OSError:
+        return None
 
 
 # How much of an unforeseen error's text the one line carries.
@@ -280,8 +371,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     val.add_argument(
         "--adapter",
-        choices=("chat", "json"),
-        help="the wire format the rows must be in (with --sig; default chat)",
+        choices=tuple(ADAPTERS),
+        help="the wire format the rows must be in (with --sig; default chat): " + ADAPTER_NAMES,
     )
     _limit_options(val)
     val.set_defaults(handler=_validate)
@@ -290,7 +381,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("sig", metavar="SIG", help=SIG_HELP)
     run.add_argument("data", metavar="DATA", help="rows of inputs: a .jsonl or .csv file")
     run.add_argument("-o", "--output", required=True, metavar="PREDICTIONS", help="JSONL out")
-    run.add_argument("--model", required=True, help="a model string, e.g. openai/gpt-4o-mini")
+    run.add_argument(
+        "--model",
+        required=True,
+        type=_model_string,
+        help="a model string, e.g. openai/gpt-4o-mini",
+    )
     run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
     run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
     keys = run.add_mutually_exclusive_group()
@@ -345,9 +441,32 @@ def _positive(text: str) -> int:
     return value
 
 
+def _model_string(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a model string such as openai/gpt-4o-mini")
+    return text
+
+
+#: The wire formats --adapter names: structio's adapters.
+ADAPTERS: dict[str, type[Adapter]] = {
+    "chat": ChatAdapter,
+    "json": JSONAdapter,
+    "xml": XMLAdapter,
+    "compact": CompactAdapter,
+    "tool": ToolOutputAdapter,
+}
+ADAPTER_NAMES = (
+    "chat ([[ ## field ## ]] sections), json, xml, compact (JSON, its type in a short "
+    "notation) or tool (the answer as the arguments of a forced tool call)"
+)
+
+
 def _adapter_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--adapter", choices=("chat", "json"), default="chat", help="the wire format"
+        "--adapter",
+        choices=tuple(ADAPTERS),
+        default="chat",
+        help=f"the wire format (default chat): {ADAPTER_NAMES}",
     )
 
 
@@ -359,12 +478,31 @@ def _adapter_and_demos(parser: argparse.ArgumentParser) -> None:
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=_positive, help="the most tokens a row may have")
     parser.add_argument(
-        "--model", help="the model to fine-tune: its token limit and price (litellm)"
+        "--model",
+        type=_model_string,
+        help="the model to fine-tune: its token limit and price (litellm)",
     )
 
 
-def _adapter(name: str | None) -> Any:
-    return JSONAdapter() if name == "json" else ChatAdapter()
+def _adapter(name: str | None) -> Adapter:
+    return ADAPTERS[name or "chat"]()
+
+
+def _finetune_adapter(name: str | None) -> Adapter:
+    """The adapter of --adapter for finetune data (written or checked).
+
+    Raises:
+        _CommandLineError: ``tool``: its answers are tool calls, which rows of chat messages
+            cannot hold.
+    """
+    if name == "tool":
+        raise _CommandLineError(
+            "--adapter tool has the model answer by calling a tool the request carries, and "
+            "finetune rows of chat messages hold no tools nor tool calls: a model trained on "
+            "them would not learn to answer so; use --adapter json (the same outputs, "
+            "answered as a JSON object)"
+        )
+    return _adapter(name)
 
 
 def _signature(ref: str) -> Any:
@@ -374,7 +512,29 @@ def _signature(ref: str) -> Any:
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
         sys.path.append(here)
-    return load_signature(ref)
+    try:
+        return load_signature(ref)
+    except SignatureError:
+        if "->" in ref or _names_a_class(ref):
+            raise
+    # Neither a spec nor a class: what a spec needs is what the user most likely missed.
+    if ref.endswith(".py"):
+        raise SignatureError(
+            f"{ref!r} names a Python file but no class in it: give {ref}:ClassName"
+        ) from None
+    try:
+        return make_signature(ref)
+    except SignatureError as exc:
+        raise SignatureError(
+            f"{exc}; or name a signature class: path/to/file.py:ClassName or "
+            "package.module:ClassName"
+        ) from None
+
+
+def _names_a_class(ref: str) -> bool:
+    """Whether ``ref`` has the form `load_signature` reads as a file or module and a class."""
+    location, sep, name = ref.rpartition(":")
+    return bool(sep and location and name.replace(".", "_").isidentifier())
 
 
 def _checked_demos(sig: Any, path: str | None) -> list[dict[str, Any]]:
@@ -493,10 +653,7 @@ def _read_standard_input() -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(
-            f"standard input is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-            f"{exc.start:,})"
-        ) from None
+        raise DataError(_not_utf8("standard input", data[exc.start], exc.start)) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -505,11 +662,16 @@ def _print_report(text: str) -> None:
     sys.stdout.flush()  # here, so that a closed pipe is reported by `main`
 
 
-def _check_output(path: str) -> None:
+def _check_output(path: str, **inputs: str | None) -> None:
     """Refuse an output path that cannot be written, before any work is done.
 
+    Args:
+        path: The output (-o).
+        inputs: The files the command reads, by what they are (``data``, ``demos``).
+
     Raises:
-        _CommandLineError: ``path`` is a folder, or lies under a file rather than a folder.
+        _CommandLineError: ``path`` is a folder, lies under a file rather than a folder, or
+            is one of the ``inputs`` (the same file, through a link or not).
     """
     target = Path(path)
     if target.is_dir():
@@ -521,28 +683,51 @@ def _check_output(path: str) -> None:
                     f"the output {path!r} cannot be written: {str(parent)!r} is a file, "
                     "not a folder"
                 )
-            return
+            break
+    for what, given in inputs.items():
+        if given is not None and _same_file(target, Path(given)):
+            option = "--demos" if what == "demos" else "DATA"
+            raise _CommandLineError(
+                f"the output {path!r} is the {what} file ({option} {given!r}): writing it "
+                "would destroy the input; give another -o"
+            )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file (links resolved); ``False`` if either is missing."""
+    try:
+        return one.samefile(other)
+    except OSError:
+        return False
 
 
 def _finetune(args: argparse.Namespace) -> int:
-    from structio.finetune import write_jsonl
+    from structio.finetune import nothing_written, write_jsonl
 
     sig = _signature(args.sig)
-    _check_output(args.output)
+    adapter = _finetune_adapter(args.adapter)
+    _check_output(args.output, data=args.data, demos=args.demos)
     with _library_warnings():
-        summary = write_jsonl(
-            sig,
-            args.data,
-            args.output,
-            adapter=_adapter(args.adapter),
-            demos=_checked_demos(sig, args.demos),
-            skip_invalid=args.skip_invalid,
-            max_tokens=args.max_tokens,
-            model=args.model,
-            training_price=args.training_price,
-            epochs=args.epochs,
-            progress=True,
-        )
+        try:
+            summary = write_jsonl(
+                sig,
+                args.data,
+                args.output,
+                adapter=adapter,
+                demos=_checked_demos(sig, args.demos),
+                skip_invalid=args.skip_invalid,
+                max_tokens=args.max_tokens,
+                model=args.model,
+                training_price=args.training_price,
+                epochs=args.epochs,
+                progress=True,
+            )
+        except DataError as exc:
+            if exc.summary is None or not exc.summary.problem_count:
+                raise
+            # The same error in the command's words: its flag, not write_jsonl's argument.
+            message = nothing_written(exc.summary, args.output, "--skip-invalid")
+            raise DataError(message, problems=exc.problems, summary=exc.summary) from None
     _print_report(summary.report())
     return 1 if summary.problem_count else 0
 
@@ -554,11 +739,12 @@ def _validate(args: argparse.Namespace) -> int:
         raise _CommandLineError(
             "--adapter checks each row against a signature's format: pass --sig too"
         )
+    adapter = _finetune_adapter(args.adapter)
     with _library_warnings():
         summary = validate(
             args.file,
             signature=_signature(args.sig) if args.sig else None,
-            adapter=_adapter(args.adapter),
+            adapter=adapter,
             max_tokens=args.max_tokens,
             model=args.model,
             progress=True,
@@ -616,7 +802,7 @@ def _run(args: argparse.Namespace) -> int:
     from structio.run import run_batch, run_file
 
     sig = _signature(args.sig)
-    _check_output(args.output)
+    _check_output(args.output, data=args.data, demos=args.demos)
     predict = Predict(
         sig,
         lm=LM(args.model, **_lm_options(args)),

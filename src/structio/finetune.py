@@ -153,20 +153,23 @@ class Summary:
         """A readable summary: counts, token statistics, cost, and the first problems."""
         t = self.tokens
         if self.checked_only:
-            head = f"{self.rows:,} rows checked in {self.path}: {self.valid:,} valid, " + (
+            head = f"{_rows(self.rows)} checked in {self.path}: {self.valid:,} valid, " + (
                 f"{self.skipped:,} with problems"
             )
         else:
             head = (
-                f"{self.rows:,} rows read, {self.written:,} written, {self.skipped:,} skipped"
+                f"{_rows(self.rows)} read, {self.written:,} written, {self.skipped:,} skipped"
                 + (f" -> {self.path}" if self.path is not None and self.written else "")
             )
-        lines = [
-            head,
-            f"tokens per row: min {t['min']:,}, median {t['median']:,}, max {t['max']:,}; "
-            f"total {t['total']:,}"
-            + (f" (limit {self.token_limit:,})" if self.token_limit else ""),
-        ]
+        if self.valid:
+            tokens = (
+                f"tokens per row: min {t['min']:,}, median {t['median']:,}, max {t['max']:,}; "
+                f"total {t['total']:,}"
+                + (f" (limit {self.token_limit:,})" if self.token_limit else "")
+            )
+        else:  # no statistics of no rows
+            tokens = "no valid rows" if self.checked_only else "no rows written"
+        lines = [head, tokens]
         if self.cost is not None:
             lines.append(f"estimated training cost: ${self.cost:,.2f} ({self.cost_note})")
         elif self.cost_note:
@@ -177,6 +180,11 @@ class Summary:
             if self.problem_count > 20:
                 lines.append(f"  ... and {self.problem_count - 20:,} more (Summary.problems)")
         return "\n".join(lines)
+
+
+def _rows(count: int) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{count:,} row" if count == 1 else f"{count:,} rows"
 
 
 def read_examples(
@@ -355,12 +363,9 @@ def write_jsonl(
         if summary.rows == 0:
             raise DataError(f"no examples in {_describe(examples)}", summary=summary)
         if summary.problem_count and not skip_invalid:
-            good = summary.written
             summary.written = 0
             raise DataError(
-                f"{summary.problem_count:,} of {summary.rows:,} examples have problems, so "
-                f"nothing was written to {str(target)!r}; fix them, or pass skip_invalid=True "
-                f"(--skip-invalid) to write the {good:,} good rows. First: {summary.problems[0]}",
+                nothing_written(summary, target, "skip_invalid=True"),
                 problems=summary.problems,
                 summary=summary,
             )
@@ -373,6 +378,27 @@ def write_jsonl(
         bar.close()
         rows.close()
     return summary
+
+
+def nothing_written(summary: Summary, path: str | os.PathLike[str], skip_option: str) -> str:
+    """Why `write_jsonl` wrote nothing: the problems, and what to do.
+
+    Args:
+        summary: The summary of the rows read (with problems).
+        path: The file that was not written.
+        skip_option: How the caller names ``skip_invalid`` (``skip_invalid=True``, or the
+            command's ``--skip-invalid``).
+    """
+    good = summary.valid
+    if good == 0:
+        advice = "no example is valid: fix them"
+    else:
+        rows = "row" if good == 1 else "rows"
+        advice = f"fix them, or pass {skip_option} to write the {good:,} good {rows}"
+    return (
+        f"{summary.problem_count:,} of {summary.rows:,} examples have problems, so nothing "
+        f"was written to {str(path)!r}; {advice}. First: {summary.problems[0]}"
+    )
 
 
 class _Rows:
@@ -466,6 +492,7 @@ def validate(
 
     Raises:
         ConfigurationError: The file does not exist.
+        DataError: The file holds no rows (it is empty, or only blank lines).
     """
     file = Path(path)
     if not file.is_file():
@@ -490,6 +517,11 @@ def validate(
     finally:
         bar.close()
         seen.close()
+    if summary.rows == 0:  # as `write_jsonl` with no examples: nothing to fine-tune on
+        raise DataError(
+            f"no rows in {str(file)!r}: a finetune file holds one JSON object per line",
+            summary=summary,
+        )
     return summary
 
 

@@ -1,9 +1,15 @@
 """Batch predictions from a data file to a JSONL file that survives interruptions.
 
 Each finished row is appended (and flushed) as ``{"line": n, "inputs": {...}, "outputs":
-{...}}``, ``line`` being the row's line in the data file. A rerun reads the file, skips the
-rows already there (and drops a last line cut off by a crash), and does the rest. Rows that
-fail go to ``<output>.errors.jsonl`` (rewritten each run) with the error, so none is lost.
+{...}, "model": ..., "adapter": ...}``, ``line`` being the row's line in the data file. Rows
+are written as they finish, not in input order: a row is found by its ``line``, never by its
+place in the file. A rerun reads the file, skips the rows already there (and drops a last
+line cut off by a crash), and does the rest. It first checks that the file is this run's to
+continue: every line a row of this format, of the same signature (its outputs), model and
+adapter, each answering the data row of its ``line`` as that row is now (its inputs).
+Anything else is refused with `ConfigurationError` before any call, the file left as it
+was. Rows that fail go to ``<output>.errors.jsonl`` (rewritten each run) with the error, so
+none is lost.
 
 `run_batch` does the same through the provider's batch API (``structio run --batch``): the
 same output and errors files, so either kind of run picks up where the other stopped, and
@@ -13,28 +19,30 @@ same output and errors files, so either kind of run picks up where the other sto
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import queue
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._util.data import jsonable
 from structio._util.files import read_jsonl
 from structio._util.progress import Progress
-from structio.exceptions import ContextWindowExceededError, ParseError
+from structio.exceptions import ConfigurationError, ContextWindowExceededError, ParseError
 from structio.finetune import Problem, read_examples
 from structio.predict import Predict, Prediction
-from structio.settings import current_settings
+from structio.settings import current_settings, resolve_adapter
 
 if TYPE_CHECKING:
     from structio.batch import Outcome
+    from structio.signatures.signature import Signature
 
 __all__ = ["MAX_CONSECUTIVE_ERRORS", "RunSummary", "errors_path", "run_batch", "run_file"]
 
@@ -63,8 +71,9 @@ class RunSummary:
 
     def report(self) -> str:
         """One line per fact, then the first failures in input order."""
+        rows = "row" if self.done == 1 else "rows"
         lines = [
-            f"{self.done:,} rows predicted, {self.already_done:,} already in {self.output}, "
+            f"{self.done:,} {rows} predicted, {self.already_done:,} already in {self.output}, "
             f"{len(self.failed):,} failed"
         ]
         if self.cost_line:
@@ -83,32 +92,238 @@ def errors_path(output: Path) -> Path:
     return output.with_name(f"{output.stem}.errors.jsonl")
 
 
-def done_lines(output: Path) -> set[int]:
-    """The data lines already predicted in ``output``; a cut-off last line is removed."""
-    if not output.exists():
-        return set()
-    done: set[int] = set()
-    good_end = 0
-    read = 0
+def done_lines(output: str | os.PathLike[str]) -> set[int]:
+    """The data lines already predicted in ``output``; a cut-off last line is removed.
 
-    def lines(handle: IO[bytes]) -> Iterator[bytes]:
-        nonlocal read
-        for raw in handle:
-            read += len(raw)
-            yield raw
+    Raises:
+        ConfigurationError: A line of ``output`` is not a row `run_file` writes.
+    """
+    return set(_Done.read(Path(output)).rows)
 
+
+# The keys of a row of the output. The first three are in every row; rows written before
+# the model and the adapter were recorded lack those two, and are not checked for them.
+_ROW_KEYS = frozenset(("line", "inputs", "outputs", "model", "adapter"))
+# How a row begins (`json.dumps` of a dict whose first key is "line"): a last line cut off
+# by a crash is known by it, and no other line is ever removed.
+_ROW_START = b'{"line":'
+
+
+@dataclass(frozen=True)
+class _Maker:
+    """What makes a run's predictions: the signature, the model and the adapter."""
+
+    signature: type[Signature]
+    model: str | None
+    adapter: str
+
+    @classmethod
+    def of(cls, predict: Predict) -> _Maker:
+        lm = predict.lm if predict.lm is not None else current_settings().lm
+        model = getattr(lm, "model", None)
+        adapter = type(resolve_adapter(predict.adapter)).__name__
+        return cls(predict.signature, model if isinstance(model, str) else None, adapter)
+
+    def record(self, line: int, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> str:
+        """A row of the output: the line of JSON written for one prediction."""
+        row: dict[str, Any] = {
+            "line": line,
+            "inputs": jsonable(dict(inputs)),
+            "outputs": jsonable(dict(outputs)),
+        }
+        if self.model is not None:
+            row["model"] = self.model
+        row["adapter"] = self.adapter
+        return json.dumps(row, ensure_ascii=False) + "\n"
+
+    def problem(self, row: Mapping[str, Any]) -> str | None:
+        """Why a well-formed row was not made by this run, or ``None``."""
+        sig = self.signature
+        outputs = list(row["outputs"])
+        if set(outputs) != set(sig.output_fields):
+            return (
+                f"it holds predictions of the outputs {_names(outputs)}, not of "
+                f"{sig.__name__}'s ({_names(sig.output_fields)})"
+            )
+        unknown = [name for name in row["inputs"] if name not in sig.input_fields]
+        if unknown:
+            return (
+                f"it records the inputs {_names(row['inputs'])}, not {sig.__name__}'s "
+                f"({_names(sig.input_fields)})"
+            )
+        model = row.get("model")
+        if model is not None and self.model is not None and model != self.model:
+            return f"it was predicted by the model {model!r}, not {self.model!r}"
+        adapter = row.get("adapter")
+        if adapter is not None and adapter != self.adapter:
+            return f"it was predicted through {adapter}, not {self.adapter}"
+        return None
+
+
+def _inputs(values: Mapping[str, Any], names: Container[str]) -> dict[str, Any]:
+    """What of a data row is sent, and recorded: its inputs, without those left empty."""
+    return {k: v for k, v in values.items() if k in names and v is not None}
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(names) or "none"
+
+
+def _digest(inputs: Mapping[str, Any]) -> int:
+    """A row's inputs as JSON data, as a 64-bit number: compared without keeping the rows."""
+    text = json.dumps(jsonable(dict(inputs)), sort_keys=True, ensure_ascii=False)
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _row_keys_problem(value: Any) -> str | None:
+    """Why a line's JSON is not a row of this format, or ``None``."""
+    if not isinstance(value, dict) or not {"line", "inputs", "outputs"} <= set(value):
+        return 'it is not a row structio run writes (a JSON object of "line", "inputs", "outputs")'
+    unknown = sorted(set(value) - _ROW_KEYS)
+    line = value["line"]
+    if (
+        unknown
+        or not isinstance(line, int)
+        or isinstance(line, bool)
+        or line < 1
+        or not isinstance(value["inputs"], dict)
+        or not isinstance(value["outputs"], dict)
+        or not all(isinstance(value.get(key, ""), str) for key in ("model", "adapter"))
+    ):
+        return "it is not a row structio run writes (its keys or their values differ)"
+    return None
+
+
+# A row of the data as `read_examples` gives it: its line, and its values or its problem.
+_Row = tuple[int, dict[str, Any] | Problem]
+
+
+class _Done:
+    """The rows already in an output file: the data line each answers, and its inputs."""
+
+    def __init__(self, output: Path, rows: dict[int, int], inputs: Iterable[str] = ()) -> None:
+        self.output = output
+        #: Data line -> the digest of the inputs its prediction recorded.
+        self.rows = rows
+        #: The signature's inputs: what of a data row its prediction records.
+        self.inputs = frozenset(inputs)
+
+    @classmethod
+    def read(cls, output: Path, maker: _Maker | None = None) -> _Done:
+        """Read ``output``, refusing (with ``maker``) the rows of another run.
+
+        Every line is checked before the file is changed: only then is a last line cut off
+        by a crash removed.
+
+        Raises:
+            ConfigurationError: A line is not a row of this format, or (with ``maker``) its
+                outputs, inputs, model or adapter are not this run's.
+        """
+        rows: dict[int, int] = {}
+        inputs = maker.signature.input_fields if maker is not None else {}
+        if not output.exists():
+            return cls(output, rows, inputs)
+        good_end = 0
+        read = 0
+        last = b""
+
+        def lines(handle: IO[bytes]) -> Iterator[bytes]:
+            nonlocal read, last
+            for raw in handle:
+                read += len(raw)
+                last = raw
+                yield raw
+
+        with output.open("rb") as handle:
+            for item in read_jsonl(lines(handle)):
+                if not item.complete:  # the last line, without its newline
+                    if not last.lstrip().startswith(_ROW_START):
+                        raise _not_a_run(output, item.line, "it is not a row structio run writes")
+                    break  # written in part when a run stopped: redone
+                if item.error is not None:
+                    raise _not_a_run(output, item.line, f"it is {item.error}")
+                problem = _row_keys_problem(item.value)
+                if problem is not None:
+                    raise _not_a_run(output, item.line, problem)
+                problem = maker.problem(item.value) if maker is not None else None
+                if problem is not None:
+                    raise ConfigurationError(
+                        f"{str(output)!r} line {item.line:,} is not this run's: {problem}; "
+                        f"{_start_over(output)}"
+                    )
+                rows[item.value["line"]] = _digest(item.value["inputs"])
+                good_end = read  # every byte so far, blank lines included, belongs to rows
+        if good_end < output.stat().st_size:
+            with output.open("r+b") as writable:
+                writable.truncate(good_end)
+        return cls(output, rows, inputs)
+
+    def check(self, line: int, values: Mapping[str, Any] | Problem, source: object) -> None:
+        """Refuse a done row whose data row is not the one its prediction answered.
+
+        Raises:
+            ConfigurationError: The data row has changed since it was predicted.
+        """
+        if isinstance(values, Problem) or _digest(_inputs(values, self.inputs)) != self.rows[line]:
+            raise ConfigurationError(
+                f"{str(self.output)!r} line {_output_line(self.output, line):,} answers "
+                f"{_data_row(source, line)} as it was, but that row has changed since (its "
+                f"inputs are not the ones recorded); {_start_over(self.output)}, or delete "
+                "that line of it to predict the row again"
+            )
+
+    def checked(self, rows: Iterable[_Row], source: object) -> Iterator[_Row]:
+        """``rows``, each done one `check`-ed; at their end, that none of the done is missing.
+
+        Raises:
+            ConfigurationError: A data row has changed, or is no longer there.
+        """
+        left = set(self.rows)
+        for line, values in rows:
+            if line in left:
+                self.check(line, values, source)
+                left.discard(line)
+            yield line, values
+        if left:
+            line = min(left)
+            raise ConfigurationError(
+                f"{str(self.output)!r} line {_output_line(self.output, line):,} answers "
+                f"{_data_row(source, line)}, which is no longer there (the data has changed "
+                f"since); {_start_over(self.output)}, or delete that line of it"
+            )
+
+
+def _not_a_run(output: Path, line: int, problem: str) -> ConfigurationError:
+    """The error for an output file that is not a run's output at all (never changed)."""
+    return ConfigurationError(
+        f"{str(output)!r} line {line:,}: {problem}, so the file is not the output of a "
+        "structio run to continue; write the predictions to another file (-o)"
+    )
+
+
+def _start_over(output: Path) -> str:
+    return f"write to another file (-o), or delete {str(output)!r} to start over"
+
+
+def _data_row(source: object, line: int) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return f"line {line:,} of {str(source)!r}"
+    return f"example {line:,} of the data"
+
+
+def _output_line(output: Path, line: int) -> int:
+    """The line of ``output`` that holds the prediction of data line ``line`` (for errors)."""
     with output.open("rb") as handle:
-        for item in read_jsonl(lines(handle)):
-            if item.error is not None or not item.complete:
-                break  # written in part when the run stopped
-            row = item.value
-            if isinstance(row, dict) and isinstance(row.get("line"), int):
-                done.add(row["line"])
-            good_end = read  # every byte so far, blank lines included, belongs to good rows
-    if good_end < output.stat().st_size:
-        with output.open("r+b") as writable:
-            writable.truncate(good_end)
-    return done
+        for item in read_jsonl(handle):
+            if isinstance(item.value, dict) and item.value.get("line") == line:
+                return item.line
+    return 0  # pragma: no cover - only asked of a row just read
+
+
+def _reiterable(data: object) -> bool:
+    """Whether ``data`` can be read twice: a file, or a collection rather than an iterator."""
+    return isinstance(data, (str, os.PathLike)) or iter(cast(Iterable[Any], data)) is not data
 
 
 #: Consecutive rows failing with the same kind of error that stop a run (`run_file`).
@@ -148,11 +363,21 @@ def run_file(
         raising `KeyboardInterrupt` inside it. No new row is sent; the calls in flight
         finish and are written (a second Ctrl-C leaves them); the output holds every row
         finished, and the same call later does the rest.
+
+    Raises:
+        ConfigurationError: ``output`` holds lines that are not this run's to continue
+            (another file, another signature, model or adapter, a data row changed since it
+            was predicted). Checked before any call, except a changed row of ``data`` given
+            as an iterator (read once), which is found when the run reaches it.
     """
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     summary = RunSummary(out)
-    done = done_lines(out)
+    maker = _Maker.of(predict)
+    done = _Done.read(out, maker)
+    if done.rows and _reiterable(data):
+        for _ in done.checked(read_examples(data, predict.signature), data):
+            pass  # every done row checked before the first call
     inputs_of = predict.signature.input_fields
     bar = Progress.over(data, label=predict.signature.__name__, enabled=progress)
     _load_client(predict, bar)
@@ -172,8 +397,7 @@ def run_file(
                 summary.stopped_by = type(result).__name__
             return
         streak.reset()
-        record = {"line": line, "inputs": jsonable(inputs), "outputs": jsonable(result.to_dict())}
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.write(maker.record(line, inputs, result.to_dict()))
         handle.flush()
         summary.done += 1
         bar.advance()
@@ -203,7 +427,8 @@ def run_file(
             for line, values in read_examples(data, predict.signature):
                 if stop.count or summary.stopped:
                     break
-                if line in done:
+                if line in done.rows:
+                    done.check(line, values, data)  # an iterator's rows are checked here
                     summary.already_done += 1
                     bar.advance(skipped=True)
                     continue
@@ -211,7 +436,7 @@ def run_file(
                     summary.failed.append((line, values.message))
                     bar.advance(failed=True)
                     continue
-                inputs = {k: v for k, v in values.items() if k in inputs_of and v is not None}
+                inputs = _inputs(values, inputs_of)
                 in_flight[line] = inputs
                 workers.submit(line, inputs)
                 # Bounded: the data is streamed, never read whole.
@@ -388,8 +613,9 @@ def run_batch(
     ``<output>.errors.jsonl``, for a rerun with or without batches.
 
     Raises:
-        ConfigurationError: The model has no batch API structio can reach, or the state file
-            belongs to another model or signature.
+        ConfigurationError: The model has no batch API structio can reach, the state file
+            belongs to another model or signature, or ``output`` is not this run's to
+            continue (as in `run_file`; all checked before any request).
         LMError: The provider refused an upload or a batch.
     """
     from structio.batch import BatchCall, BatchLimits, state_path, submit
@@ -397,16 +623,17 @@ def run_batch(
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     summary = RunSummary(out)
-    done = done_lines(out)
+    maker = _Maker.of(predict)
+    done = _Done.read(out, maker)
     inputs_of = predict.signature.input_fields
     rows: dict[int, dict[str, Any]] = {}
-    for line, values in read_examples(data, predict.signature):
-        if line in done:
+    for line, values in done.checked(read_examples(data, predict.signature), data):
+        if line in done.rows:
             summary.already_done += 1
         elif isinstance(values, Problem):
             summary.failed.append((line, values.message))
         else:
-            rows[line] = {k: v for k, v in values.items() if k in inputs_of and v is not None}
+            rows[line] = _inputs(values, inputs_of)
     adapter, lm, params = predict._resolve(None, None, None, None)
     call = BatchCall(
         adapter,
@@ -426,12 +653,7 @@ def run_batch(
                     summary.failed.append((line, f"{type(outcome).__name__}: {outcome}"))
                     return
                 prediction = Prediction.from_result(outcome)
-                record = {
-                    "line": line,
-                    "inputs": jsonable(inputs),
-                    "outputs": jsonable(prediction.to_dict()),
-                }
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.write(maker.record(line, inputs, prediction.to_dict()))
                 handle.flush()  # written at once: a stop later keeps it
                 summary.done += 1
 
@@ -446,7 +668,7 @@ def run_batch(
                 progress=progress,
             )
             try:
-                job.wait(poll_interval=poll_interval)
+                job.wait(poll_interval=poll_interval, report=False)  # in run's summary
             except KeyboardInterrupt:
                 if progress:
                     print(

@@ -284,6 +284,8 @@ def test_structio_run_batch_end_to_end(
         "line": 3,
         "inputs": {"ticket": "cccc"},
         "outputs": {"category": "cccc", "urgency": 4},
+        "model": "openai/test",
+        "adapter": "ChatAdapter",
     }
     assert list(read_errors(out)) == [2]
     assert "BadRequestError" in read_errors(out)[2]
@@ -291,6 +293,8 @@ def test_structio_run_batch_end_to_end(
     captured = capsys.readouterr()
     assert captured.out.startswith("3 rows predicted, 0 already in")
     assert "cost unknown" in captured.out
+    [cost_line] = [line for line in captured.out.splitlines() if "cost unknown" in line]
+    assert cost_line not in captured.err  # the summary once, on standard output
     assert "4 requests to submit" in captured.err
     assert uploaded_ids(server) == [["1", "2"], ["3", "4"]]  # two batches of two
     assert "batch batch-2: completed, 1/2 done, 1 failed" in captured.err

@@ -9,6 +9,7 @@ import pytest
 
 from structio.cli import main
 from structio.run import done_lines
+from structio.signatures.signature import make_signature
 from tests.wire.server import OpenAIServer, Reply, Request
 
 SIG = "ticket -> category: str, urgency: int"
@@ -55,6 +56,8 @@ def test_run_predicts_keeps_failures_and_resumes(
         "line": 3,
         "inputs": {"ticket": "cccc"},
         "outputs": {"category": "cccc", "urgency": 4},
+        "model": "openai/test",
+        "adapter": "ChatAdapter",
     }
     errors = [
         json.loads(line) for line in (tmp_path / "preds.errors.jsonl").read_text().splitlines()
@@ -72,7 +75,7 @@ def test_run_predicts_keeps_failures_and_resumes(
     assert len(server.requests) == calls + 1
     assert sorted(read(out)) == [1, 2, 3, 4]
     assert not (tmp_path / "preds.errors.jsonl").exists()
-    assert capsys.readouterr().out.startswith("1 rows predicted, 3 already in")
+    assert capsys.readouterr().out.startswith("1 row predicted, 3 already in")
 
 
 @pytest.mark.usefixtures("env")
@@ -81,10 +84,9 @@ def test_a_line_cut_off_by_a_crash_is_redone(server: OpenAIServer, tmp_path: Pat
     data = tmp_path / "rows.csv"
     data.write_text("ticket\nxx\nyyy\n", encoding="utf-8")
     out = tmp_path / "preds.jsonl"
-    out.write_text(
-        json.dumps({"line": 2, "inputs": {"ticket": "xx"}, "outputs": {}}) + '\n{"line": 3, "inp',
-        encoding="utf-8",
-    )
+    # A row written before rows recorded their model and adapter: still continued.
+    row = {"line": 2, "inputs": {"ticket": "xx"}, "outputs": {"category": "xx", "urgency": 2}}
+    out.write_text(json.dumps(row) + '\n{"line": 3, "inp', encoding="utf-8")
     assert done_lines(out) == {2}
     assert out.read_text(encoding="utf-8").endswith("}\n")  # the partial line is gone
     argv = ["run", SIG, str(data), "-o", str(out), "--model", "openai/test"]
@@ -127,3 +129,169 @@ def test_a_row_answered_with_no_choices_is_a_failure_to_retry_not_done(
     (error,) = [json.loads(x) for x in (tmp_path / "preds.errors.jsonl").read_text().splitlines()]
     assert error["line"] == 2
     assert "no choices" in error["error"]
+
+
+# -- what a rerun continues, and what it refuses ---------------------------------------------
+
+
+def run_argv(data: Path, out: Path, server: OpenAIServer, *extra: str, sig: str = SIG) -> list[str]:
+    argv = ["run", sig, str(data), "-o", str(out), "--model", "openai/test"]
+    return [*argv, "--api-base", server.base_url, *extra]
+
+
+def refused(
+    argv: list[str], capsys: pytest.CaptureFixture[str], server: OpenAIServer, out: Path
+) -> str:
+    """Run ``argv``, which must be refused before any request, ``out`` left as it was."""
+    before, calls = out.read_bytes(), len(server.requests)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("structio: error: ")
+    assert out.read_bytes() == before
+    assert len(server.requests) == calls
+    return line
+
+
+@pytest.mark.usefixtures("env")
+def test_a_rerun_refuses_the_output_of_another_signature_model_adapter_or_data(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.handler = answer
+    data, out = tmp_path / "five.jsonl", tmp_path / "p.jsonl"
+    write_rows(data, ["a", "bb", "ccc", "dddd", "eeeee"])
+    assert main(run_argv(data, out, server)) == 0
+    capsys.readouterr()
+    name = repr(str(out))
+
+    line = refused(run_argv(data, out, server, sig="ticket -> summary"), capsys, server, out)
+    assert (
+        f"{name} line 1 is not this run's: it holds predictions of the outputs category, " in line
+    )
+    assert "not of StringSignature's (summary)" in line
+    assert line.endswith(f"write to another file (-o), or delete {name} to start over")
+
+    argv = run_argv(data, out, server)
+    line = refused([*argv[:5], "--model", "openai/other", *argv[7:]], capsys, server, out)
+    assert "predicted by the model 'openai/test', not 'openai/other'" in line
+    line = refused([*argv, "--adapter", "json"], capsys, server, out)
+    assert "predicted through ChatAdapter, not JSONAdapter" in line
+
+    # A data row edited since it was predicted: its prediction no longer answers it.
+    write_rows(data, ["a", "bb", "CHANGED", "dddd", "eeeee"])
+    line = refused(argv, capsys, server, out)
+    written = [json.loads(x)["line"] for x in out.read_text(encoding="utf-8").splitlines()]
+    at = written.index(3) + 1  # rows are in the order they finished
+    assert f"{name} line {at} answers line 3 of {str(data)!r} as it was, but that row has " in line
+    assert line.endswith("or delete that line of it to predict the row again")
+    # A row no longer in the data at all.
+    write_rows(data, ["a", "bb", "ccc", "dddd"])
+    line = refused(argv, capsys, server, out)
+    assert f"answers line 5 of {str(data)!r}, which is no longer there" in line
+
+    # The honest rerun (the same command, the same data) is continued.
+    write_rows(data, ["a", "bb", "ccc", "dddd", "eeeee"])
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("0 rows predicted, 5 already in")
+
+
+@pytest.mark.usefixtures("env")
+def test_rows_written_out_of_order_are_continued_by_their_line(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.handler = answer
+    data, out = tmp_path / "rows.jsonl", tmp_path / "p.jsonl"
+    write_rows(data, ["aa", "bb", "cc", "dd"])
+    rows = [
+        {"line": n, "inputs": {"ticket": t}, "outputs": {"category": t, "urgency": 2}}
+        for n, t in ((4, "dd"), (1, "aa"))  # finished in this order
+    ]
+    out.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(run_argv(data, out, server)) == 0
+    assert capsys.readouterr().out.startswith("2 rows predicted, 2 already in")
+    assert len(server.requests) == 2
+    assert sorted(read(out)) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("kind", ["finetune", "text", "csv", "data"])
+@pytest.mark.usefixtures("env")
+def test_an_output_that_is_not_a_runs_is_refused_and_left_as_it_was(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    server.handler = answer
+    data = tmp_path / "rows.jsonl"
+    write_rows(data, ["aa", "bb"])
+    out = tmp_path / f"{kind}.out"
+    if kind == "finetune":  # a finetune file: JSON lines, but not predictions
+        labelled = tmp_path / "labelled.jsonl"
+        labelled.write_text('{"ticket": "aa", "category": "x", "urgency": 1}\n', "utf-8")
+        assert main(["finetune", SIG, str(labelled), "-o", str(out)]) == 0
+        capsys.readouterr()
+        expected = "line 1: it is not a row structio run writes"
+    elif kind == "text":  # one line, no newline: never taken for a row cut off by a crash
+        out.write_text("notes to keep", encoding="utf-8")
+        expected = "line 1: it is not a row structio run writes"
+    elif kind == "csv":
+        out.write_text("ticket\naa\n", encoding="utf-8")
+        expected = "line 1: it is not valid JSON"
+    else:  # another run's data file, given as the output of this one
+        write_rows(out, ["cc"])
+        expected = "line 1: it is not a row structio run writes"
+    line = refused(run_argv(data, out, server), capsys, server, out)
+    assert f"{str(out)!r} {expected}" in line
+    assert line.endswith(
+        "so the file is not the output of a structio run to continue; write the predictions "
+        "to another file (-o)"
+    )
+
+
+@pytest.mark.usefixtures("env")
+def test_the_data_file_as_the_output_is_refused(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "rows.jsonl"
+    write_rows(data, ["aa"])
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(data)
+    for out in (data, link):
+        line = refused(run_argv(data, out, server), capsys, server, data)
+        assert line == (
+            f"structio: error: the output {str(out)!r} is the data file (DATA {str(data)!r}): "
+            "writing it would destroy the input; give another -o"
+        )
+
+
+# -- every adapter ----------------------------------------------------------------------------
+
+VALUES = {"category": "billing", "urgency": 3}
+
+
+@pytest.mark.parametrize("name", ["json", "xml", "compact", "tool"])
+@pytest.mark.usefixtures("env")
+def test_run_with_each_adapter(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    from structio.cli import ADAPTERS
+
+    adapter = ADAPTERS[name]()
+    sig = make_signature(SIG)
+    if name == "tool":
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "final_answer", "arguments": json.dumps(VALUES)},
+        }
+        reply = Reply(content=None, finish_reason="tool_calls", tool_calls=[call])
+    else:
+        reply = Reply(content=adapter.format_assistant_message_content(sig, VALUES))
+    server.handler = lambda request: reply
+    data, out = tmp_path / "rows.jsonl", tmp_path / "p.jsonl"
+    write_rows(data, ["aa", "bb"])
+    assert main(run_argv(data, out, server, "--adapter", name, "--concurrency", "1")) == 0
+    rows = read(out)
+    assert [rows[n]["outputs"] for n in (1, 2)] == [VALUES, VALUES]
+    assert {rows[n]["adapter"] for n in (1, 2)} == {type(adapter).__name__}
+    sent = server.requests[0].body
+    assert sent["messages"] == adapter.format(sig, [], {"ticket": "aa"})
+    assert ("tools" in sent) == (name == "tool")
