@@ -57,6 +57,46 @@ def test_a_cut_off_completion_is_reported_as_cut_off() -> None:
     assert error.value.truncated
 
 
+def _check_both_failures_are_said(error: sio.ParseError) -> None:
+    message = str(error)
+    # The adapter the user chose, and why it could not read the answer, per field...
+    assert error.adapter == "ChatAdapter"
+    assert message.startswith("ChatAdapter could not parse the completion")
+    assert "field `answer`: expected int" in message
+    assert error.completion == "The answer is four."
+    # ...and that the JSON fallback request could not either, and why.
+    assert "neither could the fallback, JSONAdapter" in message
+    assert "nor the answer to a second request" in message
+    assert "invalid: answer: expected int" in message
+    assert error.attempts == []  # no re-asks were made
+    cause = error.__cause__
+    assert isinstance(cause, sio.ParseError)
+    assert cause.adapter == "JSONAdapter"
+
+
+def test_a_failed_fallback_is_reported_as_the_callers_adapter_saying_both() -> None:
+    replies = ["The answer is four."] * 3
+    lm = sio.FakeLM(replies)
+    with pytest.raises(sio.ParseError) as error:
+        sio.Predict("question -> answer: int", lm=lm)(question="q")
+    assert len(lm.calls) == 2
+    _check_both_failures_are_said(error.value)
+    with pytest.raises(sio.ParseError) as again:
+        asyncio.run(sio.Predict(QA, lm=sio.FakeLM(replies)).acall(question="q"))
+    _check_both_failures_are_said(again.value)
+    with pytest.raises(sio.ParseError) as streamed:
+        list(sio.Predict(QA, lm=sio.FakeLM(replies)).stream(question="q"))
+    _check_both_failures_are_said(streamed.value)
+
+    async def astreamed() -> None:
+        async for _ in sio.Predict(QA, lm=sio.FakeLM(replies)).astream(question="q"):
+            pass
+
+    with pytest.raises(sio.ParseError) as async_streamed:
+        asyncio.run(astreamed())
+    _check_both_failures_are_said(async_streamed.value)
+
+
 def test_fake_replies_follow_the_adapter_that_asked_not_the_prompt_text() -> None:
     # The docstring holds JSONAdapter's sentence; the request is still ChatAdapter's.
     lm = sio.FakeLM([{"answer": 4}])

@@ -93,6 +93,19 @@ def test_settings_are_checked() -> None:
         pass
 
 
+def test_one_check_says_how_to_fix_a_model_string_or_an_adapter_class() -> None:
+    from structio.settings import check_adapter, check_lm
+
+    with pytest.raises(sio.ConfigurationError, match=r"pass lm=structio\.LM\('openai/x'\)"):
+        sio.configure(lm="openai/x")  # type: ignore[arg-type]
+    with pytest.raises(sio.ConfigurationError, match="not the class FakeLM: pass an instance"):
+        check_lm(sio.FakeLM)
+    with pytest.raises(sio.ConfigurationError, match=r"pass an instance, ChatAdapter\(\)"):
+        check_adapter(sio.ChatAdapter)
+    lm, adapter = sio.FakeLM([]), sio.JSONAdapter()
+    assert (check_lm(lm), check_adapter(adapter), check_lm(None)) == (lm, adapter, None)
+
+
 def test_settings_lm_reads_what_is_in_effect_as_dspys_does() -> None:
     import structio.settings
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 from structio._util.data import jsonable
 from structio.exceptions import FormatError
@@ -12,7 +12,14 @@ from structio.signatures.history import History
 from structio.signatures.signature import Signature, unknown_fields_message
 from structio.typemodel.info import type_info
 
-__all__ = ["InvalidFieldError", "checked_demos", "demo_from_data", "demo_to_data", "typed_values"]
+__all__ = [
+    "DemoList",
+    "InvalidFieldError",
+    "checked_demos",
+    "demo_from_data",
+    "demo_to_data",
+    "typed_values",
+]
 
 
 class InvalidFieldError(ValueError):
@@ -84,17 +91,83 @@ def checked_demos(
     """
     if isinstance(demos, (str, bytes, Mapping)):
         raise FormatError(f"demos must be a list of dicts, not a {type(demos).__name__}")
-    checked: list[dict[str, Any]] = []
-    for index, demo in enumerate(demos):
-        if not isinstance(demo, Mapping):
-            raise FormatError(
-                f"demo {index} must be a dict of field name to value, not {type(demo).__name__}"
+    return [_checked_demo(signature, demo, index) for index, demo in enumerate(demos)]
+
+
+def _checked_demo(signature: type[Signature], demo: Any, index: int) -> dict[str, Any]:
+    """One demo checked as `checked_demos` checks each (``index`` names it in the message)."""
+    if not isinstance(demo, Mapping):
+        raise FormatError(
+            f"demo {index} must be a dict of field name to value, not {type(demo).__name__}"
+        )
+    try:
+        return typed_values(signature, demo)
+    except InvalidFieldError as exc:
+        raise FormatError(f"demo {index}: {exc}") from None
+
+
+class DemoList(list[dict[str, Any]]):
+    """A predictor's demos: a list that checks every demo put into it.
+
+    Built from demos already checked (`checked_demos`); ``append``, ``extend``, ``insert``,
+    ``+=`` and item assignment check the new demos the same way (and store them converted
+    to their fields' types), so a misspelled field fails where it is added, never silently
+    at call time. A call reads the list as it is: no check per call. Copies (``list(...)``,
+    ``.copy()``, pickling one alone) are plain lists.
+    """
+
+    __slots__ = ("_signature",)
+
+    def __init__(self, signature: type[Signature], checked: Iterable[dict[str, Any]] = ()) -> None:
+        super().__init__(checked)
+        self._signature = signature
+
+    def _one(self, demo: Any, index: int) -> dict[str, Any]:
+        return _checked_demo(self._signature, demo, index)
+
+    def _many(self, demos: Iterable[Any], start: int) -> list[dict[str, Any]]:
+        if isinstance(demos, (str, bytes, Mapping)):
+            raise FormatError(f"demos must be a list of dicts, not a {type(demos).__name__}")
+        return [self._one(demo, start + offset) for offset, demo in enumerate(demos)]
+
+    def append(self, demo: Any) -> None:
+        """Add a demo, checked against the signature."""
+        super().append(self._one(demo, len(self)))
+
+    def extend(self, demos: Iterable[Any]) -> None:
+        """Add demos, each checked against the signature."""
+        super().extend(self._many(demos, len(self)))
+
+    def insert(self, index: SupportsIndex, demo: Any) -> None:
+        """Insert a demo, checked against the signature."""
+        size, position = len(self), index.__index__()
+        if position < 0:  # as list.insert counts: from the end, never before the start
+            position = max(position + size, 0)
+        super().insert(position, self._one(demo, min(position, size)))
+
+    def __iadd__(self, demos: Iterable[Any]) -> DemoList:  # type: ignore[override, misc]
+        self.extend(demos)
+        return self
+
+    @overload
+    def __setitem__(self, index: SupportsIndex, demo: Any) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, demo: Iterable[Any]) -> None: ...
+
+    def __setitem__(self, index: SupportsIndex | slice, demo: Any) -> None:
+        if isinstance(index, slice):
+            start = index.indices(len(self))[0]
+            super().__setitem__(index, self._many(demo, start))
+        else:
+            position = index.__index__()
+            super().__setitem__(
+                position, self._one(demo, position + len(self) if position < 0 else position)
             )
-        try:
-            checked.append(typed_values(signature, demo))
-        except InvalidFieldError as exc:
-            raise FormatError(f"demo {index}: {exc}") from None
-    return checked
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Alone, a copy is a plain list; a `Predict` rebuilds its own on unpickling.
+        return (list, (list(self),))
 
 
 def demo_to_data(signature: type[Signature], demo: Mapping[str, Any]) -> dict[str, Any]:

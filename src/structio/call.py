@@ -530,8 +530,10 @@ def call(
         FormatError: An input is missing, unknown, or (with ``check_inputs``) does not fit
             its type.
         ParseError: A completion cannot be read (after the fallback, if any, or the last
-            re-ask: the error's ``attempts`` holds the earlier ones). When the model hit its
-            token limit, the error says so (``truncated``).
+            re-ask: the error's ``attempts`` holds the earlier ones). It is ``adapter``'s
+            error; when the fallback request failed too, its message says so and why, and
+            the fallback's own error is its ``__cause__``. When the model hit its token
+            limit, the error says so (``truncated``).
         LMError: The provider failed; never answered with a fallback.
         TruncationError: The parts that cannot be dropped exceed the budget.
     """
@@ -584,7 +586,7 @@ def _call(request: _Request, lm: BaseLM, max_retries: int, scope: CallScope) -> 
             try:
                 result = _call(_fallback(request, lm, failure), lm, 0, scope)
             except ParseError as again:
-                raise again from failure.error
+                raise _fallback_failed(failure, again) from again
             return result.after(response)
 
 
@@ -731,7 +733,7 @@ async def _acall(request: _Request, lm: BaseLM, max_retries: int, scope: CallSco
             try:
                 result = await _acall(_fallback(request, lm, failure), lm, 0, scope)
             except ParseError as again:
-                raise again from failure.error
+                raise _fallback_failed(failure, again) from again
             return result.after(response)
 
 
@@ -839,11 +841,42 @@ def _stream_body(
             try:
                 again = yield from _stream_body(_fallback(request, lm, failure), lm, 0, scope)
             except ParseError as error_again:
-                raise error_again from failure.error
+                raise _fallback_failed(failure, error_again) from error_again
             return again.after(item)
         yield from reader.finish(result.outputs[0])
         yield from _native_events(request, result)
         return result.retried(attempts)
+
+
+def _fallback_failed(unreadable: _UnreadableError, again: ParseError) -> ParseError:
+    """The error of a call whose answer neither the adapter nor its fallback request could read.
+
+    It is the adapter's error (the adapter the call was made with, its per-field reasons,
+    the first completion), saying that the fallback failed too, and why; the fallback's
+    own error, with its completion, is the ``__cause__``.
+    """
+    error = unreadable.error
+    cut = "; it was cut off at the token limit: raise max_tokens" if again.truncated else ""
+    answer = again.completion if len(again.completion) <= 80 else again.completion[:77] + "..."
+    fallback = (
+        f"neither could the fallback, {again.adapter}: not this completion, nor the answer to "
+        f"a second request in its format ({_problems(again, reasons=True)}{cut}; that answer: "
+        f"{answer!r}; its full error is this error's __cause__)"
+    )
+    if error.invalid or error.missing:
+        fallback += f"; what {error.adapter} found wrong:"
+    combined = ParseError(
+        adapter=error.adapter,
+        signature=error.signature,
+        completion=error.completion,
+        parsed=error.parsed,
+        missing=error.missing,
+        invalid=error.invalid,
+        problem=f"{error.problem}\n  - {fallback}" if error.problem else fallback,
+        truncated=error.truncated,
+    )
+    combined.attempts = list(error.attempts)
+    return combined
 
 
 def _reask_reason(error: ParseError) -> str:
@@ -982,7 +1015,7 @@ async def _astream_body(
                     else:
                         yield out
             except ParseError as error_again:
-                raise error_again from failure.error
+                raise _fallback_failed(failure, error_again) from error_again
             finally:
                 await inner.aclose()
             if again is not None:

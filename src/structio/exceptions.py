@@ -186,8 +186,16 @@ class Retry(StructioError, ValueError):  # noqa: N818 - the name users raise, as
 class ParseError(StructioError, ValueError):
     """Raised when a completion cannot be turned into the signature's typed outputs.
 
+    Raised by a call for the adapter the call was made with, whatever happened after its
+    reading failed: with re-asking, the last answer's error (``attempts`` holds the earlier
+    ones); without, after its fallback failed too (ChatAdapter's JSON: the same completion
+    read as JSON, then a second request in JSON), this adapter's error with the fallback's
+    failure summarized in `problem`, and the fallback's own error (its adapter, completion
+    and reasons) as ``__cause__``.
+
     Attributes:
-        adapter: Name of the adapter that parsed (``"ChatAdapter"``, ``"JSONAdapter"``).
+        adapter: Name of the adapter whose reading failed (``"ChatAdapter"``,
+            ``"JSONAdapter"``): for a call, the one it was made with (see above).
         signature: The signature class the completion was parsed against.
         completion: The raw completion text.
         parsed: Output values that were read successfully before the failure.

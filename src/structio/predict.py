@@ -21,12 +21,13 @@ from collections.abc import (
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from structio import call as calling
-from structio._demos import checked_demos, demo_from_data, demo_to_data
+from structio._demos import DemoList, checked_demos, demo_from_data, demo_to_data
 from structio._text_prompt import prompt_string
 from structio._util.data import jsonable
 from structio._util.files import write_json
+from structio._util.log import logger
 from structio._util.progress import Progress
-from structio._util.secrets import check_endpoints, public_params
+from structio._util.secrets import ENDPOINT_PARAMS, check_endpoints, public_params
 from structio.adapters.base import Adapter, SignatureLike
 from structio.call import Attempt, CallResult, Route, StreamOut
 from structio.example import Example, to_plain
@@ -43,7 +44,7 @@ from structio.lm.types import LMResponse, Usage
 from structio.parsing.clean import drafts
 from structio.parsing.stream import StreamEvent
 from structio.rendering.prompt import Truncation, TruncationStep
-from structio.settings import resolve_adapter, resolve_lm
+from structio.settings import check_adapter, check_lm, resolve_adapter, resolve_lm
 from structio.signatures.field import OutputField, SignatureField
 from structio.signatures.signature import (
     Signature,
@@ -65,6 +66,7 @@ __all__ = [
     "Prediction",
     "PredictionMeta",
     "check_name",
+    "check_outputs",
     "read_saved",
 ]
 
@@ -75,6 +77,22 @@ FORMAT_VERSION = 1
 _P = TypeVar("_P", bound="Predict")
 _P_co = TypeVar("_P_co", bound="Predict", covariant=True)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def check_outputs(signature: type[Signature], who: str) -> None:
+    """Refuse a signature with no outputs before any request: the model would have no task.
+
+    A class may declare none (a base class for others); a module built with it may not.
+
+    Raises:
+        SignatureError: ``signature`` has no output fields.
+    """
+    if not signature.output_fields:
+        raise SignatureError(
+            f"{signature.__name__} has no output fields, so a {who} built with it has nothing "
+            "to ask the model for: declare at least one, e.g. answer: str = "
+            "structio.OutputField() (a signature without outputs can only be a base class)"
+        )
 
 
 def check_name(name: Any) -> str:
@@ -455,6 +473,7 @@ class _Loader(Protocol[_P_co]):
         self,
         path: str | os.PathLike[str],
         *,
+        lm: BaseLM | None = None,
         trust_endpoint: bool = False,
         allowed_modules: Iterable[str] | None = None,
         trust_types: bool = False,
@@ -465,12 +484,21 @@ class _ClassOrInstanceLoad:
     """``Predict.load(path)`` builds a new predictor; ``predictor.load(path)`` fills that one.
 
     Read a prompt that `save` wrote, importing only the modules allowed. Called on an
-    instance (as DSPy's ``program.load(path)`` is), the file's signature, demos, adapter,
-    options and model go into that instance, which is returned; the instance keeps its own
-    model when the file has none, and the file must be of the same inputs and outputs.
+    instance (as DSPy's ``program.load(path)`` is), the file's signature, demos, adapter
+    and options go into that instance, which is returned; the file must be of the same
+    inputs and outputs. A type the file names as a class of the script that saved it
+    (``__main__:Person``), which no other program can import, is taken from the instance's
+    signature instead: such a file loads into ``structio.Predict(MySignature).load(path)``.
+
+    Which model: ``lm=`` if given, else the instance's own (loading into one that has an
+    LM), else the file's. The file's model, and the endpoint settings of the file
+    (``api_base``... in its LM or its parameters), are used only when neither is given:
+    with an LM of your own, where requests go is yours to say, and a file that sets an
+    endpoint loads without ``trust_endpoint``.
 
     Args:
         path: The file.
+        lm: The model to use rather than the file's (see above).
         trust_endpoint: Use the endpoint the file sets (see `Predict.from_dict`).
         allowed_modules: More modules whose classes the file may name (see
             `Predict.from_dict`); each name allows its submodules.
@@ -479,8 +507,9 @@ class _ClassOrInstanceLoad:
 
     Raises:
         ConfigurationError: The file cannot be read, is not a saved prompt, sets an
-            endpoint and ``trust_endpoint`` is False, names an adapter class of a module
-            that is not allowed, or (loading into an instance) has other fields.
+            endpoint while no LM is given and ``trust_endpoint`` is False, names an adapter
+            class of a module that is not allowed, or (loading into an instance) has other
+            fields.
         SignatureError: A type it names is of a module that is not allowed, or cannot
             be imported; the message names it and says how to allow it.
     """
@@ -495,6 +524,60 @@ def _field_names(signature: type[Signature]) -> tuple[tuple[str, ...], tuple[str
     return tuple(signature.input_fields), tuple(signature.output_fields)
 
 
+def _saved_fields(data: Any) -> list[Mapping[str, Any]] | None:
+    """The fields of a saved signature, or None where the data is malformed (the load says)."""
+    fields = data.get("fields") if isinstance(data, Mapping) else None
+    if not isinstance(fields, list) or not all(isinstance(f, Mapping) for f in fields):
+        return None
+    return fields
+
+
+def _saved_field_names(data: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The input and output names of a saved signature, read without importing its types."""
+    fields = _saved_fields(data)
+    if fields is None:
+        return None
+    names = [(str(f.get("name")), f.get("kind")) for f in fields]
+    return (
+        tuple(name for name, kind in names if kind == "input"),
+        tuple(name for name, kind in names if kind == "output"),
+    )
+
+
+def _load_advice(cls: type[Predict], data: Mapping[str, Any]) -> str:
+    """What to do with a file of other fields: load it anew, when its types can be imported."""
+    fields = _saved_fields(data["signature"]) or []
+    in_script = sorted(
+        {ref for f in fields for ref in re.findall(r"__main__:[\w.]+", str(f.get("type", "")))}
+    )
+    if not in_script:
+        return f"load it as a new one with structio.{cls.__name__}.load(path)"
+    name = str(data["signature"].get("name") or "MySignature")
+    if name == "StringSignature":
+        name = "MySignature"
+    return (
+        f"its types ({', '.join(in_script)}) were defined in the script that saved it, which "
+        f"no other program can import, so load it into a {cls.__name__} whose signature has "
+        f"its fields and those types: structio.{cls.__name__}({name}).load(path)"
+    )
+
+
+def _without_endpoints(params: Mapping[str, Any], lm: BaseLM) -> dict[str, Any]:
+    """A file's parameters without the settings that choose where requests go.
+
+    With an LM given, the LM says where requests go; what the file says is logged, not used.
+    """
+    dropped = sorted(name for name in params if name in ENDPOINT_PARAMS)
+    if dropped:
+        logger().warning(
+            "the saved prompt's %s not used: %r, given to load, says where requests go",
+            ", ".join(f"{name}={params[name]!r}" for name in dropped)
+            + (" is" if len(dropped) == 1 else " are"),
+            lm,
+        )
+    return {name: value for name, value in params.items() if name not in ENDPOINT_PARAMS}
+
+
 def _spec(names: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
     return f"'{', '.join(names[0])} -> {', '.join(names[1])}'"
 
@@ -504,11 +587,15 @@ class Predict:
 
     Args:
         signature: A signature class or a string spec (``"question -> answer: int"``).
-        lm: The model; by default the one set with `structio.configure` / `structio.context`.
-        adapter: The adapter; by default the configured one, else `ChatAdapter`.
-        demos: Few-shot examples, each a dict of field name to value. They are checked here:
-            every key must be a field of the signature and every value of the field's type
-            (converted as pydantic does, e.g. a dict to a model); a demo may leave fields out.
+        lm: The model (an `LM`, `FakeLM`...; a model string is refused: wrap it in
+            ``structio.LM(...)``); by default the one set with `structio.configure` /
+            `structio.context`. Checked the same way when assigned or given to a call.
+        adapter: The adapter instance; by default the configured one, else `ChatAdapter`.
+        demos: Few-shot examples, each a dict of field name to value. They are checked here,
+            and again whenever `demos` is assigned or added to (``predict.demos = [...]``,
+            ``predict.demos.append(...)``): every key must be a field of the signature and
+            every value of the field's type (converted as pydantic does, e.g. a dict to a
+            model); a demo may leave fields out.
         name: A name for saving the prompt (`structio.save_prompt`): letters, digits,
             ``_``, ``.`` and ``-``.
         max_prompt_tokens: Truncate the conversation history, oldest turns first, so that
@@ -559,11 +646,12 @@ class Predict:
                 f"{signature.__name__} has empty instructions; write a docstring or use "
                 ".with_instructions('...') (they tell the model its task)"
             )
+        check_outputs(signature, type(self).__name__)
         self.signature: type[Signature] = signature
         self.name = None if name is None else check_name(name)
         self.lm = lm
         self.adapter = adapter
-        self.demos: list[dict[str, Any]] = checked_demos(signature, demos)
+        self.demos = demos
         self.params: dict[str, Any] = dict(params)
         self.max_prompt_tokens = max_prompt_tokens
         self.truncation_step: TruncationStep = truncation_step
@@ -575,6 +663,42 @@ class Predict:
                 f"{signature.__name__} has input(s) named {clash}, which Predict uses for call "
                 "options (adapter, lm, params, config, max_retries); rename them"
             )
+
+    # `lm`, `adapter` and `demos` are checked whenever they are set, as by the constructor:
+    # DSPy code assigns them (``predict.demos = [...]``), and a wrong one must fail there,
+    # not deep inside a later call (or, for a misspelled demo field, never).
+
+    @property
+    def lm(self) -> BaseLM | None:
+        """The model of this predictor's calls; ``None``: the configured one."""
+        return self._lm
+
+    @lm.setter
+    def lm(self, lm: BaseLM | None) -> None:
+        self._lm: BaseLM | None = check_lm(lm)
+
+    @property
+    def adapter(self) -> Adapter | None:
+        """The adapter of this predictor's calls; ``None``: the configured one."""
+        return self._adapter
+
+    @adapter.setter
+    def adapter(self, adapter: Adapter | None) -> None:
+        self._adapter: Adapter | None = check_adapter(adapter)
+
+    @property
+    def demos(self) -> DemoList:
+        """The few-shot examples, checked against the signature when set or added.
+
+        Assigning a list checks every demo as the constructor does (``FormatError``
+        naming the demo and the field) and stores them converted to their fields' types;
+        ``predict.demos.append(...)`` (``extend``, ``insert``...) checks what it adds.
+        """
+        return self._demos
+
+    @demos.setter
+    def demos(self, demos: Iterable[Mapping[str, Any]]) -> None:
+        self._demos = DemoList(self.signature, checked_demos(self.signature, demos))
 
     @property
     def lm_kwargs(self) -> dict[str, Any]:
@@ -590,6 +714,7 @@ class Predict:
         """The attributes to pickle; the signature as `portable` makes it for any pickler."""
         state = dict(self.__dict__)
         state["signature"] = portable(self.signature)
+        state["_demos"] = list(self._demos)  # rebuilt bound to the signature on unpickling
         return state
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
@@ -597,6 +722,12 @@ class Predict:
         attrs = dict(state)
         attrs["signature"] = from_portable(attrs["signature"])
         attrs.setdefault("check_inputs", True)  # pickled before the option existed
+        # Pickled before lm, adapter and demos were checked properties: the old names.
+        for name in ("lm", "adapter", "demos"):
+            if name in attrs:
+                attrs[f"_{name}"] = attrs.pop(name)
+        # Checked when they were set: bound to the signature again, not checked again.
+        attrs["_demos"] = DemoList(attrs["signature"], attrs.get("_demos") or ())
         self.__dict__.update(attrs)
 
     def __repr__(self) -> str:
@@ -660,6 +791,7 @@ class Predict:
         cls,
         data: Mapping[str, Any],
         *,
+        lm: BaseLM | None = None,
         trust_endpoint: bool = False,
         allowed_modules: Iterable[str] | None = None,
         trust_types: bool = False,
@@ -673,6 +805,9 @@ class Predict:
 
         Args:
             data: What `to_dict` returned.
+            lm: The model, rather than the one the data describes. Then where requests go
+                is yours to say: the data's endpoint settings (its LM's, and ``api_base``...
+                among its parameters) are not used, and need no ``trust_endpoint``.
             trust_endpoint: Use the endpoint (``api_base``, ``base_url``...) the data sets
                 for its LM. Off by default, so that a file cannot send your requests, and
                 the API key from your environment, to an address of its choosing.
@@ -684,17 +819,43 @@ class Predict:
             SignatureError: A type names a module that is not allowed, or cannot be
                 imported; the message names it.
             FormatError: A saved demo no longer fits the signature.
-            ConfigurationError: The data sets an endpoint and ``trust_endpoint`` is False,
-                or names an adapter that is not allowed or cannot be loaded.
+            ConfigurationError: The data sets an endpoint, no ``lm`` is given and
+                ``trust_endpoint`` is False, or it names an adapter that is not allowed or
+                cannot be loaded.
         """
+        return cls._from_data(
+            data,
+            lm=lm,
+            types=None,
+            trust_endpoint=trust_endpoint,
+            allowed_modules=allowed_modules,
+            trust_types=trust_types,
+        )
+
+    @classmethod
+    def _from_data(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        lm: BaseLM | None,
+        types: Mapping[str, Any] | None,
+        trust_endpoint: bool,
+        allowed_modules: Iterable[str] | None,
+        trust_types: bool,
+    ) -> Predict:
+        """`from_dict`, with the fields' types taken from ``types`` where it names them."""
+        check_lm(lm)
         signature = Signature.from_dict(
-            data["signature"], allowed_modules=allowed_modules, trust_types=trust_types
+            data["signature"], allowed_modules=allowed_modules, trust_types=trust_types, types=types
         )
         lm_data = data.get("lm")
         adapter_data = data.get("adapter")
         # "lm_kwargs" is what files written before the rename hold.
         params = dict(data.get("params", data.get("lm_kwargs")) or {})
-        check_endpoints(params, what="the saved prompt", trusted=trust_endpoint)
+        if lm is None or trust_endpoint:
+            check_endpoints(params, what="the saved prompt", trusted=trust_endpoint)
+        else:
+            params = _without_endpoints(params, lm)
         adapter = (
             Adapter.from_dict(
                 adapter_data, allowed_modules=allowed_modules, trust_types=trust_types
@@ -702,9 +863,11 @@ class Predict:
             if adapter_data
             else None
         )
+        if lm is None and lm_data:
+            lm = LM.from_dict(lm_data, trust_endpoint=trust_endpoint)
         return cls(
             signature,
-            lm=LM.from_dict(lm_data, trust_endpoint=trust_endpoint) if lm_data else None,
+            lm=lm,
             adapter=adapter,
             demos=[demo_from_data(signature, demo) for demo in data.get("demos") or []],
             name=data.get("name"),
@@ -726,6 +889,7 @@ class Predict:
         cls,
         path: str | os.PathLike[str],
         *,
+        lm: BaseLM | None = None,
         trust_endpoint: bool = False,
         allowed_modules: Iterable[str] | None = None,
         trust_types: bool = False,
@@ -733,6 +897,7 @@ class Predict:
         """``Predict.load(path)``: a new predictor from a file `save` wrote (see `load`)."""
         return cls.from_dict(
             read_saved(pathlib.Path(path)),
+            lm=lm,
             trust_endpoint=trust_endpoint,
             allowed_modules=allowed_modules,
             trust_types=trust_types,
@@ -742,27 +907,41 @@ class Predict:
         self,
         path: str | os.PathLike[str],
         *,
+        lm: BaseLM | None = None,
         trust_endpoint: bool = False,
         allowed_modules: Iterable[str] | None = None,
         trust_types: bool = False,
     ) -> Predict:
         """``predictor.load(path)``: the file's prompt put into this predictor (see `load`)."""
-        loaded = self._load_new(
-            path,
+        data = read_saved(pathlib.Path(path))
+        mine, theirs = _field_names(self.signature), _saved_field_names(data["signature"])
+        if theirs is not None and mine != theirs:
+            raise ConfigurationError(
+                f"{str(path)!r} holds a prompt for {_spec(theirs)}, not for this "
+                f"{type(self).__name__}'s {_spec(mine)}; {_load_advice(type(self), data)}"
+            )
+        # Checked first, as the constructor would: the instance is left as it was if it fails.
+        check_lm(lm)
+        # A class of the script that saved the file cannot be imported here: the instance's
+        # signature has it.
+        in_script = {
+            str(field.get("name"))
+            for field in _saved_fields(data["signature"]) or []
+            if "__main__:" in str(field.get("type", ""))
+        }
+        loaded = self._from_data(
+            data,
+            lm=lm if lm is not None else self._lm,
+            types={
+                name: field.annotation
+                for name, field in self.signature.fields.items()
+                if name in in_script
+            },
             trust_endpoint=trust_endpoint,
             allowed_modules=allowed_modules,
             trust_types=trust_types,
         )
-        mine, theirs = _field_names(self.signature), _field_names(loaded.signature)
-        if mine != theirs:
-            raise ConfigurationError(
-                f"{str(path)!r} holds a prompt for {_spec(theirs)}, not for this "
-                f"{type(self).__name__}'s {_spec(mine)}; load it as a new one with "
-                f"structio.{type(self).__name__}.load(path)"
-            )
-        keep_lm = self.lm if loaded.lm is None else loaded.lm  # a file without a model
         self.__dict__.update(loaded.__dict__)
-        self.lm = keep_lm
         return self
 
     # -- showing the prompt -----------------------------------------------------------------
@@ -790,13 +969,17 @@ class Predict:
         params: Mapping[str, Any] | None,
         config: Mapping[str, Any] | None,
     ) -> tuple[Adapter, BaseLM, Mapping[str, Any]]:
-        chosen_lm = lm or self.lm
+        if lm is not None:
+            check_lm(lm)
+        if adapter is not None:
+            check_adapter(adapter)
+        chosen_lm = lm or self._lm
         if chosen_lm is None:  # the message is built only when it is needed
             chosen_lm = resolve_lm(who=f"Predict({self.signature.__name__})")
         merged = (
             {**self.params, **(config or {}), **(params or {})} if config or params else self.params
         )
-        return resolve_adapter(adapter, self.adapter), chosen_lm, merged
+        return resolve_adapter(adapter, self._adapter), chosen_lm, merged
 
     def __call__(
         self,
@@ -1220,6 +1403,9 @@ class ChainOfThought(Predict):
     ) -> None:
         if isinstance(signature, str):
             signature = make_signature(signature)
+        if isinstance(signature, SignatureMeta):
+            # Before the reasoning is added: a signature of no outputs gets no answer.
+            check_outputs(signature, type(self).__name__)
         if isinstance(signature, SignatureMeta) and "reasoning" not in signature.output_fields:
             if rationale_field is None:
                 rationale_field = OutputField(desc="${reasoning}")

@@ -21,6 +21,8 @@ from structio.lm.base import BaseLM
 __all__ = [
     "CALLBACK_HOOKS",
     "Settings",
+    "check_adapter",
+    "check_lm",
     "configure",
     "context",
     "current_settings",
@@ -128,9 +130,9 @@ def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:
 def _updated(base: Settings, lm: Any, adapter: Any, callbacks: Any) -> Settings:
     changes: dict[str, Any] = {}
     if lm is not _UNSET:
-        changes["lm"] = _check_lm(lm)
+        changes["lm"] = check_lm(lm)
     if adapter is not _UNSET:
-        changes["adapter"] = _check_adapter(adapter)
+        changes["adapter"] = check_adapter(adapter)
     if callbacks is not _UNSET:
         changes["callbacks"] = _check_callbacks(callbacks)
     return replace(base, **changes)
@@ -185,20 +187,48 @@ def context(
         _scoped.reset(token)
 
 
-def _check_lm(lm: Any) -> Any:
+def check_lm(lm: Any) -> Any:
+    """``lm`` itself if it is a structio LM (or ``None``): the one check of every ``lm=``.
+
+    `configure`, `context`, `Predict` (built, assigned, called) and prompt functions take an
+    LM through it, so a model string given where an LM belongs fails here, saying how to
+    wrap it, rather than deep inside a call.
+
+    Raises:
+        ConfigurationError: ``lm`` is something else (a model string, a class...).
+    """
     if lm is not None and not isinstance(lm, BaseLM):
+        if isinstance(lm, str):
+            raise ConfigurationError(
+                f"lm= must be a structio LM, not the string {lm!r}: pass lm=structio.LM({lm!r})"
+            )
+        shown = (
+            f"the class {lm.__name__}: pass an instance"
+            if isinstance(lm, type)
+            else type(lm).__name__
+        )
         raise ConfigurationError(
-            f"lm= must be a structio LM (LM('openai/gpt-4o-mini'), FakeLM([...])), "
-            f"not {type(lm).__name__}"
+            f"lm= must be a structio LM (LM('openai/gpt-4o-mini'), FakeLM([...])), not {shown}"
         )
     return lm
 
 
-def _check_adapter(adapter: Any) -> Any:
+def check_adapter(adapter: Any) -> Any:
+    """``adapter`` itself if it is an `Adapter` instance (or ``None``); see `check_lm`.
+
+    Raises:
+        ConfigurationError: ``adapter`` is something else (a name, a class...).
+    """
     if adapter is not None and not isinstance(adapter, Adapter):
+        if isinstance(adapter, type) and issubclass(adapter, Adapter):
+            shown = f"the class {adapter.__name__}: pass an instance, {adapter.__name__}()"
+        elif isinstance(adapter, str):
+            shown = f"the string {adapter!r}"
+        else:
+            shown = type(adapter).__name__
         raise ConfigurationError(
-            f"adapter= must be an Adapter (ChatAdapter(), JSONAdapter()), "
-            f"not {type(adapter).__name__}"
+            f"adapter= must be an Adapter (ChatAdapter(), JSONAdapter(), XMLAdapter()...), "
+            f"not {shown}"
         )
     return adapter
 

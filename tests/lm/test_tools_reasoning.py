@@ -420,7 +420,9 @@ def test_history_redacts_and_shows_the_reasoning_apart() -> None:
     assert recorded.reasoning == "I saw [redacted].\nFine."
     assert recorded.tool_calls is not None
     assert recorded.tool_calls[0]["id"] == "[redacted]"
-    shown = sio.inspect_history(1, file=io.StringIO())
+    printed = io.StringIO()
+    sio.inspect_history(1, file=printed)
+    shown = printed.getvalue()
     assert "sk-secret-42" not in shown
     reasoning = shown.index("reasoning:\n  I saw [redacted].\n  Fine.\n")
     assert shown.index("Response (finish reason: stop):") < reasoning

@@ -122,6 +122,36 @@ def test_unimportable_types_name_the_type() -> None:
         sio.Signature.from_dict({"name": "X"})
 
 
+def test_a_class_of_the_saving_script_says_what_to_do() -> None:
+    data = Everything.to_dict()
+    data["name"] = "Chart"
+    data["module"] = "__main__"  # saved by a script: its classes live in __main__
+    data["fields"][2]["type"] = "dict[str, list[__main__:Patient]]"
+    with pytest.raises(sio.SignatureError) as info:
+        sio.Signature.from_dict(data)
+    message = str(info.value)
+    assert (
+        "type '__main__:Patient' is not importable (module '__main__' has no 'Patient')" in message
+    )
+    assert "define Patient in a module that both programs import" in message
+    assert "structio.Predict(Chart).load(path)" in message
+    other = sio.make_signature("q -> a").to_dict()
+    other["fields"][1]["type"] = "datetime:NoSuchClass"
+    with pytest.raises(sio.SignatureError) as plain:
+        sio.Signature.from_dict(other)
+    assert "__main__" not in str(plain.value)  # the advice is for scripts' classes only
+
+
+def test_types_given_by_name_are_used_and_nothing_is_imported_for_them() -> None:
+    data = sio.make_signature("q -> a").to_dict()
+    data["fields"][1]["type"] = "no_such_module_xyz:Thing"
+    data["fields"][1]["desc"] = "the answer"
+    sig = sio.Signature.from_dict(data, types={"a": Patient})
+    assert sig.output_fields["a"].annotation is Patient
+    assert sig.output_fields["a"].desc == "the answer"
+    assert sig.input_fields["q"].annotation is str  # read from the data as before
+
+
 @pytest.mark.parametrize(
     "annotation",
     [str, int, list[dict[str, float]], Literal["x", 2], Colour, datetime.datetime, set[int]],

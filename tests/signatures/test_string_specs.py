@@ -102,14 +102,37 @@ def test_custom_types_win_over_the_calling_scope() -> None:
     assert sig.output_fields["a"].annotation is Other
 
 
-def test_trailing_comma_and_whitespace() -> None:
-    sig = sio.Signature("  a ,b,  ->  c  ")
+def test_whitespace_around_names_is_ignored() -> None:
+    sig = sio.Signature("  a ,b  ->  c  ")
     assert sig.signature == "a, b -> c"
 
 
-def test_empty_output_side_is_allowed() -> None:
-    sig = sio.Signature("a ->")
-    assert list(sig.output_fields) == []
+def test_an_empty_input_side_is_allowed() -> None:
+    sig = sio.Signature(" -> c")
+    assert (list(sig.input_fields), list(sig.output_fields)) == ([], ["c"])
+
+
+@pytest.mark.parametrize("spec", ["a ->", "question -> ", "a, b ->   "])
+def test_a_spec_without_outputs_is_refused_at_declaration(spec: str) -> None:
+    # Every call would fail, blaming the model: say so where the spec is written.
+    with pytest.raises(sio.SignatureError, match=r"it has no outputs.*'question -> answer'"):
+        sio.Signature(spec)
+
+
+@pytest.mark.parametrize(
+    ("spec", "where"),
+    [
+        ("question, -> answer", "after the last comma in the inputs"),
+        ("q -> a,", "after the last comma in the outputs"),
+        (", q -> a", "before the first comma in the inputs"),
+        ("q -> a,, b", "between commas in the outputs"),
+    ],
+)
+def test_an_empty_field_name_is_refused(spec: str, where: str) -> None:
+    with pytest.raises(sio.SignatureError) as info:
+        sio.Signature(spec)
+    assert f"empty field name {where}" in str(info.value)
+    assert "remove the comma" in str(info.value)
 
 
 def test_defaults_are_kept() -> None:

@@ -216,6 +216,53 @@ def test_unreachable_server_is_a_connection_error(sleeps: list[float]) -> None:
     assert len(sleeps) == 1
 
 
+def test_a_connection_error_names_the_url_tried_without_credentials(
+    sleeps: list[float], transport: str
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        lm = sio.LM(
+            "openai/test",
+            api_base=f"http://user:hunter2-pw@127.0.0.1:{port}/v1",
+            api_key="sk-not-shown",
+            cache=False,
+            num_retries=0,
+            transport=transport,
+        )
+        with pytest.raises(sio.LMConnectionError) as info:
+            lm(MESSAGES)
+    message = str(info.value)
+    assert f"(url: http://127.0.0.1:{port}/v1/chat/completions)" in message
+    assert "hunter2-pw" not in message
+    assert "sk-not-shown" not in message
+
+
+def test_an_api_base_without_a_scheme_is_refused_at_construction(
+    sleeps: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = (
+        "api_base must start with http:// or https://, e.g. http://127.0.0.1:8765/v1; "
+        "got '127.0.0.1:8765/v1'"
+    )
+    with pytest.raises(sio.ConfigurationError) as info:
+        sio.LM("openai/x", api_base="127.0.0.1:8765/v1", api_key="k")
+    assert str(info.value) == expected
+    with pytest.raises(sio.ConfigurationError, match="base_url must start with http://"):
+        sio.LM("anthropic/x", base_url="localhost:8080")
+    # One from the environment is refused at the request, before anything is sent or retried.
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:1/v1")
+    lm = sio.LM("openai/x", api_key="k", cache=False)
+    with pytest.raises(
+        sio.ConfigurationError,
+        match="the environment variable OPENAI_BASE_URL must start with http:// or https://",
+    ):
+        lm(MESSAGES)
+    assert sleeps == []
+    assert sio.LM("openai/x", api_base="HTTPS://example.test/v1").params["api_base"]
+
+
 def test_the_suite_cannot_reach_the_internet() -> None:
     with (
         pytest.raises(InternetAccessError),
@@ -317,8 +364,8 @@ def test_history_and_inspect_history(server: OpenAIServer, make_lm: MakeLM) -> N
     assert entry.params == {"api_base": server.base_url, "temperature": 0.0}  # no api_key
     assert entry.response.text == "second answer"
     out = io.StringIO()
-    text = sio.inspect_history(2, file=out)
-    assert out.getvalue() == text
+    assert sio.inspect_history(2, file=out) is None  # printed only: a REPL shows it once
+    text = out.getvalue()
     assert "openai/test" in text
     assert "System message:\n\nBe brief." in text
     assert "User message:\n\nagain" in text

@@ -341,7 +341,9 @@ def test_history_hides_a_credential_echoed_in_the_reasoning(
     response = lm(QUESTION)
     assert response[0].reasoning == "the key is secret-key-987, I see"  # the caller's, as sent
     assert lm.history[-1].response[0].reasoning == "the key is [redacted], I see"
-    shown = sio.inspect_history(1, file=io.StringIO())
+    printed = io.StringIO()
+    sio.inspect_history(1, file=printed)
+    shown = printed.getvalue()
     assert "secret-key-987" not in shown
     assert "reasoning:\n  the key is [redacted], I see\n" in shown
 

@@ -110,15 +110,18 @@ def test_fallback_makes_one_json_request_when_rereading_fails(
     assert pred.usage.prompt_tokens == 22  # both requests counted
 
 
-def test_fallback_failure_raises_the_json_error_with_the_chat_error_as_cause(
+def test_fallback_failure_raises_the_chat_error_with_the_json_error_as_cause(
     server: OpenAIServer, make_lm: MakeLM
 ) -> None:
     server.default = Reply(content="no idea")
     with pytest.raises(sio.ParseError) as info:
         sio.Predict(Triage, lm=make_lm())(ticket="x")
-    assert info.value.adapter == "JSONAdapter"
+    # The adapter the call was made with; the fallback's failure is said, and is the cause.
+    assert info.value.adapter == "ChatAdapter"
+    assert str(info.value).startswith("ChatAdapter could not parse")
+    assert "neither could the fallback, JSONAdapter" in str(info.value)
     assert isinstance(info.value.__cause__, sio.ParseError)
-    assert info.value.__cause__.adapter == "ChatAdapter"
+    assert info.value.__cause__.adapter == "JSONAdapter"
     assert len(server.requests) == 2
 
 

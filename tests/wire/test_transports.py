@@ -37,6 +37,28 @@ def other_server() -> Iterator[OpenAIServer]:
     srv.stop()
 
 
+def test_a_model_without_a_provider_is_one_clear_error_not_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from structio.lm import lm as lm_module
+
+    sleeps: list[float] = []
+    monkeypatch.setattr(lm_module, "_sleep", sleeps.append)
+    with pytest.raises(sio.ConfigurationError) as info:
+        sio.LM("gpt4", api_key="k", cache=False)(MESSAGES)
+    message = str(info.value)
+    assert message == (
+        "LM('gpt4'): the model string names no provider litellm knows; write it as "
+        "provider/name, e.g. 'openai/gpt-4o-mini' or 'anthropic/claude-sonnet-4-5'"
+    )
+    assert sleeps == []
+    with pytest.raises(sio.ConfigurationError, match=r"write LM\('openai/gpt4', api_base=\.\.\.\)"):
+        sio.LM("gpt4", api_base="http://127.0.0.1:1/v1", api_key="k", cache=False)(MESSAGES)
+    # A bare name litellm knows is routed as before (mock_response: no request is made).
+    known = sio.LM("claude-sonnet-4-5", api_key="k", cache=False, mock_response="hi")
+    assert known(MESSAGES).text == "hi"
+
+
 # -- which transport ------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from structio._util.secrets import redact
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     ContextWindowExceededError,
     LMConnectionError,
     LMError,
@@ -26,8 +27,11 @@ from structio.exceptions import (
 __all__ = [
     "CONTEXT_HINT",
     "TIMEOUT_HINT",
+    "check_api_base",
     "context_exceeded_text",
+    "exception_chain",
     "lm_error",
+    "request_url",
     "retry_after",
     "status_error_class",
 ]
@@ -83,14 +87,19 @@ def lm_error(
     retry_after: float | None = None,
     secrets: Sequence[str] = (),
     what: str | None = None,
+    url: str | None = None,
 ) -> LMError:
     """The error to raise: ``"<model> (provider <p>): <what>[ after N attempts]: <detail>"``.
 
     Every one of ``secrets`` is replaced by ``[redacted]`` in the message: a provider that
-    echoes the API key in its error text does not get it repeated.
+    echoes the API key in its error text does not get it repeated. ``url`` (from
+    `request_url`: no credentials, no query) is named after the detail, so that a server
+    that cannot be reached says which address was tried.
     """
     where = f"{model} (provider {provider or 'unknown'})"
     tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if url:
+        detail += f" (url: {url})"
     if cls is ContextWindowExceededError and CONTEXT_HINT not in detail:
         detail += CONTEXT_HINT
     elif cls is LMTimeoutError and TIMEOUT_HINT not in detail:
@@ -103,6 +112,59 @@ def lm_error(
         status_code=status,
         retry_after=retry_after,
         attempts=attempts,
+    )
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes (``__cause__``, else ``__context__``), without cycles."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def request_url(exc: BaseException) -> str | None:
+    """The URL of the request that failed, from the httpx request in ``exc``'s causes.
+
+    Shown without user, password or query (where a key may travel): scheme, host, port and
+    path. litellm's own exceptions are passed over: they may hold a placeholder request
+    rather than the one made. ``None`` when no cause holds a request.
+    """
+    for cause in exception_chain(exc):
+        if type(cause).__module__.startswith("litellm"):
+            continue
+        try:
+            request = getattr(cause, "request", None)
+        except RuntimeError:  # httpx: an exception raised without a request
+            continue
+        url: Any = getattr(request, "url", None)
+        if not getattr(url, "host", None) or not type(request).__module__.startswith("httpx"):
+            continue
+        port = f":{url.port}" if url.port else ""
+        return f"{url.scheme}://{url.host}{port}{url.path}"
+    return None
+
+
+def check_api_base(base: Any, setting: str = "api_base") -> None:
+    """Refuse an address that is no http(s) URL: no request could reach it, retried or not.
+
+    Args:
+        base: The address (a value that is not a string is left to the transport).
+        setting: Where it was given, for the message (``api_base``, an environment variable).
+
+    Raises:
+        ConfigurationError: ``base`` is a string that does not start with ``http://`` or
+            ``https://``; the message shows the address as it should be written.
+    """
+    if not isinstance(base, str) or not base:
+        return
+    if base.strip().lower().startswith(("http://", "https://")):
+        return
+    rest = base.strip().split("://", 1)[-1]
+    raise ConfigurationError(
+        f"{setting} must start with http:// or https://, e.g. http://{rest}; got {base!r}"
     )
 
 

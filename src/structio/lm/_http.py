@@ -27,7 +27,14 @@ from structio.exceptions import (
     LMTimeoutError,
     ServerError,
 )
-from structio.lm._errors import context_exceeded_text, lm_error, retry_after, status_error_class
+from structio.lm._errors import (
+    check_api_base,
+    context_exceeded_text,
+    lm_error,
+    request_url,
+    retry_after,
+    status_error_class,
+)
 from structio.lm._stream import StreamAssembler, reasoning_of, usage_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of, model_info
@@ -241,7 +248,15 @@ def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
     provider = DIRECT_PROVIDERS[provider_name]
     base = _setting(params, "api_base", "base_url")
     custom_base = bool(base)
-    base = base or _env(provider.base_env) or provider.base_url
+    if not base:
+        from_env = [name for name in provider.base_env if os.environ.get(name)]
+        base = _env(provider.base_env)
+        # LM checks its own api_base; one from the environment is checked here, before a
+        # request that could only fail.
+        check_api_base(base, f"the environment variable {from_env[0]}" if from_env else "")
+        base = base or provider.base_url
+    else:
+        check_api_base(base, "api_base" if params.get("api_base") else "base_url")
     if not base:
         names = " or ".join(provider.base_env)
         raise ConfigurationError(
@@ -618,9 +633,11 @@ def translate_error(
     import httpx
 
     if isinstance(exc, httpx.TimeoutException):
-        return lm_error(LMTimeoutError, detail=_exception_text(exc), **common)
+        return lm_error(LMTimeoutError, detail=_exception_text(exc), url=request_url(exc), **common)
     if isinstance(exc, httpx.TransportError):
-        return lm_error(LMConnectionError, detail=_exception_text(exc), **common)
+        return lm_error(
+            LMConnectionError, detail=_exception_text(exc), url=request_url(exc), **common
+        )
     return lm_error(ServerError, detail=_exception_text(exc), what="the provider failed", **common)
 
 

@@ -23,7 +23,13 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
-from structio.lm._errors import context_exceeded_text, lm_error, retry_after
+from structio.lm._errors import (
+    context_exceeded_text,
+    exception_chain,
+    lm_error,
+    request_url,
+    retry_after,
+)
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import no_choices_error
 from structio.lm.types import Completion, LMResponse, Usage
@@ -116,7 +122,7 @@ def _is_mcp_tool(tool: Any) -> bool:
 
 def _missing_mcp(exc: BaseException) -> ModuleNotFoundError | None:
     """The failed import of the ``mcp`` package behind ``exc``, however litellm wrapped it."""
-    for cause in _chain(exc):
+    for cause in exception_chain(exc):
         if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] in (
             "mcp",
             "mcp_types",
@@ -141,13 +147,13 @@ def _mcp_error(args: Mapping[str, Any], missing: ModuleNotFoundError) -> Configu
 
 
 def _completion(args: dict[str, Any]) -> Any:
-    """``litellm.completion(**args)``, a missing ``mcp`` package said plainly."""
+    """``litellm.completion(**args)``; a missing ``mcp`` package or provider said plainly."""
     try:
         return get_litellm().completion(**args)
     except Exception as exc:
-        missing = _missing_mcp(exc)
-        if missing is not None:
-            raise _mcp_error(args, missing) from exc
+        setup = _setup_error(args, exc)
+        if setup is not None:
+            raise setup from exc
         raise
 
 
@@ -156,10 +162,48 @@ async def _acompletion(args: dict[str, Any]) -> Any:
     try:
         return await get_litellm().acompletion(**args)
     except Exception as exc:
-        missing = _missing_mcp(exc)
-        if missing is not None:
-            raise _mcp_error(args, missing) from exc
+        setup = _setup_error(args, exc)
+        if setup is not None:
+            raise setup from exc
         raise
+
+
+def _setup_error(args: Mapping[str, Any], exc: BaseException) -> ConfigurationError | None:
+    """The `ConfigurationError` behind a failure that no retry can mend, if it is one.
+
+    Raised as it is, such an error is neither translated into an `LMError` nor retried.
+    """
+    missing = _missing_mcp(exc)
+    if missing is not None:
+        return _mcp_error(args, missing)
+    if _NO_PROVIDER in str(exc):
+        return _no_provider_error(str(args.get("model")), args.get("api_base"))
+    return None
+
+
+# What litellm says when a model string names no provider it can tell (litellm 1.x).
+_NO_PROVIDER = "LLM Provider NOT provided"
+
+
+def _no_provider_error(model: str, api_base: Any) -> ConfigurationError:
+    """A model string litellm cannot route, said in one line with what to write instead.
+
+    litellm routes a bare name only when its model map lists it (``gpt-4o-mini``,
+    ``claude-sonnet-4-5``...) or ``api_base`` is a provider it knows; that is
+    decided inside litellm (whose map may be newer than the one structio reads), so the
+    refusal is litellm's, said here.
+    """
+    advice = (
+        f"; for an OpenAI-compatible server at api_base, write "
+        f"LM({f'openai/{model}'!r}, api_base=...)"
+        if api_base
+        else ""
+    )
+    return ConfigurationError(
+        f"LM({model!r}): the model string names no provider litellm knows; write it as "
+        f"provider/name, e.g. 'openai/gpt-4o-mini' or 'anthropic/claude-sonnet-4-5'"
+        f"{advice}"
+    )
 
 
 def provider_of(model: str) -> str | None:
@@ -503,6 +547,7 @@ def translate_error(
     if not module.startswith(("litellm", "openai", "httpx", "httpcore", "anthropic", "aiohttp")):
         return None
     provider = getattr(exc, "llm_provider", None) or provider_of(model)
+    url: str | None = None
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     detail = _clean_message(exc)
@@ -520,12 +565,14 @@ def translate_error(
         cls = RateLimitError
     elif isinstance(exc, litellm.Timeout) or _timed_out(exc):
         cls = LMTimeoutError
+        url = request_url(exc)
     elif isinstance(
         exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError)
     ):
         cls = BadRequestError
     elif _connection_failure(exc):
         cls = LMConnectionError
+        url = request_url(exc)
     elif (status is not None and status >= 500) or isinstance(
         exc, (litellm.InternalServerError, litellm.ServiceUnavailableError)
     ):
@@ -534,6 +581,7 @@ def translate_error(
         cls = BadRequestError
     elif isinstance(exc, litellm.APIConnectionError):
         cls = LMConnectionError
+        url = request_url(exc)
     else:
         cls, what = ServerError, "the provider failed"
     return lm_error(
@@ -546,6 +594,7 @@ def translate_error(
         retry_after=_retry_after(exc),
         secrets=secrets,
         what=what,
+        url=url,
     )
 
 
@@ -557,20 +606,10 @@ def _context_exceeded(exc: BaseException) -> bool:
     """
     if getattr(exc, "status_code", None) not in (400, 413, None):
         return False
-    for cause in _chain(exc):
+    for cause in exception_chain(exc):
         if getattr(cause, "code", None) == "context_length_exceeded":
             return True
     return context_exceeded_text(str(exc))
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """The exception and its causes, without cycles."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not seen for seen in chain):
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
 
 
 _TIMEOUT_NAMES = frozenset(
@@ -582,7 +621,7 @@ def _timed_out(exc: BaseException) -> bool:
     """Whether a timeout caused ``exc``: litellm wraps one during a stream as a 500."""
     return any(
         isinstance(cause, TimeoutError) or type(cause).__name__ in _TIMEOUT_NAMES
-        for cause in _chain(exc)
+        for cause in exception_chain(exc)
     )
 
 
@@ -592,7 +631,7 @@ def _connection_failure(exc: BaseException) -> bool:
     litellm reports a refused connection as a 500 "Connection error."; the cause chain holds
     the httpx or openai connection error that says what really happened.
     """
-    for cause in _chain(exc):
+    for cause in exception_chain(exc):
         name = type(cause).__name__
         if isinstance(cause, ConnectionError) or name in ("ConnectError", "APIConnectionError"):
             return "Timeout" not in name

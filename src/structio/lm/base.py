@@ -515,21 +515,21 @@ def _plain_messages(messages: Messages) -> list[dict[str, Any]]:
     return [dict(message) for message in messages]
 
 
-def inspect_history(n: int = 1, *, file: TextIO | None = None) -> str:
+def inspect_history(n: int = 1, *, file: TextIO | None = None) -> None:
     """Print the last ``n`` model calls of this process: the prompt, the completions, the cost.
+
+    Returns nothing, as DSPy's does, so that a REPL or notebook shows the history once. To
+    keep the text, print it into a buffer: ``buffer = io.StringIO();
+    structio.inspect_history(1, file=buffer); text = buffer.getvalue()``.
 
     Args:
         n: How many of the most recent calls to show.
         file: Where to print (standard output by default).
-
-    Returns:
-        The printed text.
     """
     with _GLOBAL_LOCK:
         entries = list(_GLOBAL_HISTORY)[-n:] if n > 0 else []
     text = "\n".join(_render(entry) for entry in entries) if entries else "(no model calls yet)\n"
     print(text, file=file or sys.stdout, end="")
-    return text
 
 
 def _render(entry: HistoryEntry) -> str:

@@ -29,6 +29,7 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm import _http, _litellm
+from structio.lm._errors import check_api_base
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
@@ -137,6 +138,12 @@ class LM(BaseLM):
             settings: ``api_base``, ``api_key``, ``api_version`` (Azure), ``organization``,
             ``extra_headers``, ``extra_body``, ``proxy`` (direct: an httpx proxy URL; the
             ``HTTPS_PROXY`` environment variable is honoured too) and ``verify``.
+
+    Raises:
+        ConfigurationError: A setting is invalid (``api_base`` without ``http://`` or
+            ``https://``, an unknown ``transport``...). A model string that names no
+            provider litellm can tell (``"gpt4"``) is refused at the first request, which
+            is where litellm decides it: no bare name it knows is refused before.
     """
 
     def __init__(
@@ -158,6 +165,9 @@ class LM(BaseLM):
             raise ConfigurationError(f"LM(model) needs a litellm model string, not {model!r}")
         if num_retries < 0:
             raise ConfigurationError(f"num_retries must be 0 or more, not {num_retries}")
+        for setting in ("api_base", "base_url"):
+            # Refused now: without a scheme, every request fails the same way, retried.
+            check_api_base(kwargs.get(setting), setting)
         super().__init__(model)
         self.num_retries = num_retries
         self.timeout = timeout

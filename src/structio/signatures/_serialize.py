@@ -33,7 +33,13 @@ _CLASS_REF = re.compile(
 )
 
 
-def type_from_text(text: str, *, where: str = "type", policy: ImportPolicy | None = None) -> Any:
+def type_from_text(
+    text: str,
+    *,
+    where: str = "type",
+    policy: ImportPolicy | None = None,
+    signature: str = "MySignature",
+) -> Any:
     """Read a type written by `type_to_text`, importing ``module:QualName`` classes.
 
     Args:
@@ -41,6 +47,8 @@ def type_from_text(text: str, *, where: str = "type", policy: ImportPolicy | Non
         where: What the type belongs to, for messages (``field `x` of QA``).
         policy: Which modules may be imported; by default `ImportPolicy()`: structio and
             the standard modules of plain types only.
+        signature: The name of the signature the type belongs to, for the advice on a
+            class of a script (``__main__``).
 
     Raises:
         SignatureError: The text is not a type, names a module the policy does not allow
@@ -53,23 +61,30 @@ def type_from_text(text: str, *, where: str = "type", policy: ImportPolicy | Non
         if match.group(1) is None:  # a quoted string inside Literal[...]
             return match.group(0)
         alias = f"__structio_class_{len(classes)}"
-        classes[alias] = _import_class(match.group(1), match.group(2), where, allowed)
+        classes[alias] = _import_class(match.group(1), match.group(2), where, allowed, signature)
         return alias
 
     return resolve_type(_CLASS_REF.sub(substitute, text), custom_types=classes, where=where)
 
 
-def _import_class(module_name: str, qualname: str, where: str, policy: ImportPolicy) -> Any:
+def _import_class(
+    module_name: str, qualname: str, where: str, policy: ImportPolicy, signature: str
+) -> Any:
     ref = f"{module_name}:{qualname}"
     # Checked before any import: importing is what runs a module's code.
     refused = policy.refusal(module_name)
     if refused is not None:
-        raise SignatureError(f"cannot load {where}: the file names type {ref!r}: {refused}")
+        raise SignatureError(
+            f"cannot load {where}: the file names type {ref!r}: {refused}"
+            f"{_script_hint(module_name, qualname, signature)}"
+        )
     try:
         found = import_ref(ref, policy=policy)
     except ImportError as exc:
         if not module_name.startswith("structio."):
-            raise SignatureError(f"cannot load {where}: type {exc}") from None
+            raise SignatureError(
+                f"cannot load {where}: type {exc}{_script_hint(module_name, qualname, signature)}"
+            ) from None
         # A structio class saved under a module it has since moved from: its public name
         # is the one that lasts.
         try:
@@ -80,6 +95,18 @@ def _import_class(module_name: str, qualname: str, where: str, policy: ImportPol
         # type_to_text writes classes only; anything else (a function...) is not a type.
         raise SignatureError(f"cannot load {where}: {ref!r} is not a class")
     return found
+
+
+def _script_hint(module_name: str, qualname: str, signature: str) -> str:
+    """What to do about a class of the script that saved the file (nothing for others)."""
+    if module_name != "__main__":
+        return ""
+    return (
+        f"; {qualname} was defined in the script that saved the file (`__main__`), which no "
+        f"other program can import: define {qualname} in a module that both programs import "
+        "(e.g. models.py) and save again, or load the file into a predictor built with the "
+        f"signature, which takes the types from it: structio.Predict({signature}).load(path)"
+    )
 
 
 def signature_to_dict(sig: Any) -> dict[str, Any]:
@@ -136,6 +163,7 @@ def signature_from_dict(
     *,
     allowed_modules: Iterable[str] | None = None,
     trust_types: bool = False,
+    types: Mapping[str, Any] | None = None,
 ) -> tuple[str, str | None, dict[str, tuple[Any, SignatureField]], str | None]:
     """Read `signature_to_dict`'s data: the name, the instructions, the fields and the module.
 
@@ -161,7 +189,16 @@ def signature_from_dict(
                 f"saved signature {name}: field {index} needs 'name', 'kind' and 'type'"
             )
         where = f"field `{item['name']}` of {name}"
-        annotation = type_from_text(str(item["type"]), where=where, policy=policy)
+        given = types or {}
+        if str(item["name"]) in given:
+            annotation = given[str(item["name"])]
+        else:
+            annotation = type_from_text(
+                str(item["type"]),
+                where=where,
+                policy=policy,
+                signature=name if name != "StringSignature" else "MySignature",
+            )
         if item["kind"] not in ("input", "output"):
             raise SignatureError(f"{where}: kind must be 'input' or 'output'")
         make = InputField if item["kind"] == "input" else OutputField

@@ -108,6 +108,12 @@ def parse_spec(
         _parse_side(side, spec, kind, custom_types, caller_ns)
         for side, kind in zip(arrows, ("input", "output"), strict=True)
     ]
+    if not sides[1]:
+        # Nothing to ask the model for: every call would fail, blaming the model.
+        raise SignatureError(
+            f"invalid signature spec {spec!r}: it has no outputs; name what the model should "
+            "give after '->', e.g. 'question -> answer'"
+        )
     return sides[0], sides[1]
 
 
@@ -118,15 +124,24 @@ def _parse_side(
     custom_types: Mapping[str, Any] | None,
     caller_ns: Mapping[str, Any] | None,
 ) -> list[ParsedField]:
+    if not side.strip():
+        return []  # no inputs (or outputs: refused by the caller)
     items = _split_top_level(side, ",")
-    if items and not items[-1].strip():
-        items.pop()  # a trailing comma is allowed, as in a Python parameter list
     fields: list[ParsedField] = []
-    for item in items:
+    for index, item in enumerate(items):
         text = item.strip()
         if not text:
+            # A comma with no name after it (or before it) is a name left out, not style.
+            where = (
+                "after the last comma"
+                if index == len(items) - 1
+                else "before the first comma"
+                if index == 0
+                else "between commas"
+            )
             raise SignatureError(
-                f"invalid signature spec {spec!r}: empty field between commas in the {kind}s"
+                f"invalid signature spec {spec!r}: empty field name {where} in the {kind}s; "
+                "write a name there or remove the comma"
             )
         fields.append(_parse_item(text, spec, custom_types, caller_ns))
     return fields

@@ -756,6 +756,7 @@ class Signature(metaclass=SignatureMeta):
         *,
         allowed_modules: Iterable[str] | None = None,
         trust_types: bool = False,
+        types: Mapping[str, Any] | None = None,
     ) -> type[Signature]:
         """Build a signature from `to_dict`'s data, importing only the modules allowed.
 
@@ -770,13 +771,17 @@ class Signature(metaclass=SignatureMeta):
             allowed_modules: More modules whose classes the data may name; each name
                 allows its submodules (``["myapp"]`` allows ``myapp.models``).
             trust_types: Allow any module: only for data you trust as you trust code.
+            types: The type of a field, by field name, used instead of the type the data
+                writes for it (nothing is imported for that field): how data whose types
+                cannot be imported here (classes of the script that saved it, ``__main__``)
+                is read, with the classes of the signature it was saved from.
 
         Raises:
             SignatureError: The data is malformed, names a module that is not allowed (the
                 message names it and says how to allow it), or a type cannot be imported.
         """
         name, instructions, fields, module = signature_from_dict(
-            data, allowed_modules=allowed_modules, trust_types=trust_types
+            data, allowed_modules=allowed_modules, trust_types=trust_types, types=types
         )
         # The loaded class keeps the module it was saved from, so saving it again keeps
         # the same allowance.
