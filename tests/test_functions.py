@@ -245,3 +245,17 @@ def test_an_image_argument_becomes_a_content_part_in_both_kinds() -> None:
     assert lm.calls[1].messages[0] == {"role": "system", "content": "You see."}
     assert lm.calls[1].messages[1]["content"][1] == image_part
     assert lm.calls[2].messages[-1]["content"][1] == image_part
+
+
+@pytest.mark.parametrize("decorator", [sio.prompt, sio.chatprompt])
+def test_a_model_string_or_adapter_class_is_refused_at_decoration(decorator: Any) -> None:
+    template: Any = "Say {x}" if decorator is sio.prompt else sio.UserMessage("Say {x}")
+    with pytest.raises(sio.ConfigurationError, match=r"pass lm=structio.LM\('openai/gpt-4o'\)"):
+
+        @decorator(template, lm="openai/gpt-4o")
+        def say(x: str) -> str: ...
+
+    with pytest.raises(sio.ConfigurationError, match=r"pass an instance, JSONAdapter\(\)"):
+
+        @decorator(template, adapter=sio.JSONAdapter)
+        def say_json(x: str) -> str: ...

@@ -147,3 +147,28 @@ def test_a_signature_without_outputs_is_refused_when_a_module_is_built() -> None
             module(Base, lm=lm)
         assert module.__name__ in str(info.value)
     assert not lm.calls
+
+
+def test_dspy_set_lm_and_get_lm() -> None:
+    predict = sio.Predict("question -> answer")
+    assert predict.get_lm() is None
+    lm = sio.FakeLM([{"answer": "4"}])
+    predict.set_lm(lm)
+    assert predict.get_lm() is lm
+    assert predict(question="2+2?").answer == "4"
+    with pytest.raises(sio.ConfigurationError, match="not the string"):
+        predict.set_lm("openai/gpt-4o-mini")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "instead"),
+    [("forward", "predict(**inputs)"), ("reset", "predict.demos = []"), ("dump_state", "to_dict")],
+)
+def test_dspy_module_methods_point_to_structios_way(name: str, instead: str) -> None:
+    predict = sio.Predict("question -> answer")
+    with pytest.raises(AttributeError, match="structio has no Module") as info:
+        getattr(predict, name)
+    assert instead in str(info.value)
+    with pytest.raises(AttributeError, match="'Predict' object has no attribute 'nonsense'"):
+        _ = predict.nonsense  # type: ignore[attr-defined]
+    assert not hasattr(predict, "__deepcopy__")  # copy and pickle see plain misses

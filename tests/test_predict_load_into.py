@@ -87,7 +87,9 @@ def with_endpoint(tmp_path: Path) -> Path:
 
 def test_the_endpoint_refusal_advice_runs_as_written(tmp_path: Path) -> None:
     path = with_endpoint(tmp_path)
-    with pytest.raises(sio.ConfigurationError, match="pass lm= yourself"):
+    with pytest.raises(
+        sio.ConfigurationError, match=r"give the model yourself \(Predict.load\(path, lm=my_lm\)"
+    ):
         sio.Predict.load(path)
     mine = sio.FakeLM([{"answer": 4}])
     loaded = sio.Predict.load(path, lm=mine)  # the advice, on the class
@@ -112,7 +114,9 @@ def test_an_endpoint_in_the_files_parameters_is_not_used_with_an_lm_given(
 ) -> None:
     path = tmp_path / "params.json"
     sio.Predict(QA, api_base="http://elsewhere.example/v1", temperature=0.5).save(path)
-    with pytest.raises(sio.ConfigurationError, match="pass lm= yourself"):
+    with pytest.raises(
+        sio.ConfigurationError, match=r"give the model yourself \(Predict.load\(path, lm=my_lm\)"
+    ):
         sio.Predict.load(path)
     with caplog.at_level(logging.WARNING, logger="structio"):
         loaded = sio.Predict.load(path, lm=sio.FakeLM([]))

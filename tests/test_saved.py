@@ -153,6 +153,11 @@ def test_save_prompt_and_load_prompt_use_structio_home(
     path = sio.save_prompt(make())
     assert path == tmp_path / "prompts" / "question_generation.json"
     assert sio.load_prompt("question_generation", trust_endpoint=True) == make()
+    # The file's endpoint is refused, as the error says, unless the caller gives the model.
+    with pytest.raises(sio.ConfigurationError, match=r"load_prompt\(name, lm=my_lm\)"):
+        sio.load_prompt("question_generation")
+    mine = sio.FakeLM(["x"])
+    assert sio.load_prompt("question_generation", lm=mine).lm is mine
     with pytest.raises(
         sio.ConfigurationError, match=r"no saved prompt named 'other'.*question_generation"
     ):

@@ -47,7 +47,7 @@ from structio.parsing.stream import StreamEvent
 from structio.rendering.formatting import as_formatting, formatting_class, has_own_format
 from structio.rendering.prompt import Part, Prompt, part_messages
 from structio.rendering.text import prompt_text
-from structio.settings import resolve_adapter, resolve_lm
+from structio.settings import check_adapter, check_lm, resolve_adapter, resolve_lm
 from structio.signatures.field import InputField, OutputField
 from structio.signatures.signature import Signature, make_signature
 from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream
@@ -163,8 +163,8 @@ class _BasePromptFunction(Generic[R]):
         self._function = function
         self._name = getattr(function, "__qualname__", repr(function))
         self._templates = list(templates)
-        self.lm = lm
-        self.adapter = adapter
+        self.lm = check_lm(lm)
+        self.adapter = check_adapter(adapter)
         self.params = dict(params)
         self._parameters = inspect.signature(function)
         for parameter in self._parameters.parameters.values():

@@ -582,6 +582,23 @@ def _spec(names: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
     return f"'{', '.join(names[0])} -> {', '.join(names[1])}'"
 
 
+# DSPy Module methods a Predict does not have, and what to write instead.
+_DSPY_INSTEAD = {
+    "forward": "call the predictor, predict(**inputs)",
+    "aforward": "await predict.acall(**inputs)",
+    "reset": "predict.demos = []",
+    "dump_state": "predict.to_dict() (and Predict.from_dict(data)), or predict.save(path)",
+    "load_state": "Predict.from_dict(data), or predict.load(path)",
+    "named_predictors": "a Predict is one predictor; a program is Python calling several",
+    "predictors": "a Predict is one predictor; a program is Python calling several",
+    "named_parameters": "a Predict is one predictor; a program is Python calling several",
+    "deepcopy": "copy.deepcopy(predict)",
+    "reset_copy": "copy.deepcopy(predict), then .demos = []",
+    "inspect_history": "structio.inspect_history(n)",
+    "map_named_predictors": "a Predict is one predictor; a program is Python calling several",
+}
+
+
 class Predict:
     """Call a model with a signature: ``Predict(sig, lm=lm)(question="...")``.
 
@@ -704,6 +721,24 @@ class Predict:
     def lm_kwargs(self) -> dict[str, Any]:
         """The former name of `params`."""
         return self.params
+
+    def set_lm(self, lm: BaseLM | None) -> None:
+        """Use ``lm`` for this predictor's calls (DSPy's name for ``predict.lm = lm``)."""
+        self.lm = lm
+
+    def get_lm(self) -> BaseLM | None:
+        """The predictor's own LM, ``None`` when it calls the configured one (DSPy's name)."""
+        return self.lm
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for names normal lookup did not find: DSPy's module methods get a pointer
+        # to structio's way instead of a bare AttributeError.
+        instead = _DSPY_INSTEAD.get(name)
+        if instead is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(
+            f"Predict has no {name!r} (DSPy's Module has it; structio has no Module): {instead}"
+        )
 
     # -- pickling ---------------------------------------------------------------------------
     #

@@ -20,12 +20,15 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from structio._util.files import atomic_write
 from structio._util.log import logger
 from structio.exceptions import ConfigurationError
 from structio.predict import Predict, check_name
+
+if TYPE_CHECKING:
+    from structio.lm.base import BaseLM
 
 __all__ = ["load_prompt", "prompts_dir", "save_prompt"]
 
@@ -153,6 +156,7 @@ def save_prompt(predict: Predict) -> Path:
 def load_prompt(
     name: str,
     *,
+    lm: BaseLM | None = None,
     trust_endpoint: bool = False,
     allowed_modules: Iterable[str] | None = None,
     trust_types: bool = False,
@@ -161,6 +165,8 @@ def load_prompt(
 
     Args:
         name: The prompt's name.
+        lm: The model to call, instead of the one the file describes (whose endpoint,
+            if it sets one, is then not used and needs no trust).
         trust_endpoint: Use the endpoint (``api_base``...) the file sets for its LM; off by
             default, so an edited file cannot send your requests and API key elsewhere.
         allowed_modules: Modules, beyond structio, the standard modules of plain types and
@@ -191,6 +197,7 @@ def load_prompt(
     path = found[0]
     return Predict.load(
         path,
+        lm=lm,
         trust_endpoint=trust_endpoint,
         allowed_modules=allowed_modules,
         trust_types=trust_types,

@@ -153,5 +153,7 @@ def check_endpoints(settings: Mapping[str, Any], *, what: str, trusted: bool) ->
         raise ConfigurationError(
             f"{what} sends requests to {shown}; a file does not choose where requests (and "
             "your API key) go unless you say so: load it with trust_endpoint=True if you "
-            "trust this file, or pass lm= yourself"
+            "trust this file, or give the model yourself (Predict.load(path, lm=my_lm), "
+            "load_prompt(name, lm=my_lm), or predictor.load(path) into a predictor that "
+            "has an LM)"
         )
