@@ -134,3 +134,22 @@ def test_failures_are_listed_in_input_order(
     report = capsys.readouterr().out.splitlines()
     listed = [line.split(":")[0].strip() for line in report if line.startswith("  line ")]
     assert listed == ["line 1", "line 2", "line 3", "line 4"]
+
+
+def test_a_configuration_error_stops_the_run_at_the_first_row(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A model name without its provider: litellm cannot choose one, for any row.
+    data, out = tmp_path / "rows.jsonl", tmp_path / "preds.jsonl"
+    write_rows(data, 30)
+    argv = ["run", SIG, str(data), "-o", str(out), "--model", "llama9", "--no-cache"]
+    argv += ["--api-base", server.base_url, "--api-key", "k", "--concurrency", "1"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert server.requests == []  # nothing could be sent
+    (error,) = captured.err.splitlines()
+    assert error.startswith(
+        "structio: error: stopped at the first failed row: its error is in the settings every "
+        "row uses: ConfigurationError: "
+    )
+    assert "openai/llama9" in error  # the fix for an OpenAI-compatible --api-base

@@ -476,6 +476,10 @@ class _Streak:
             # The model answered, or this row's prompt is too long: nothing systematic.
             self.reset()
             return False
+        if isinstance(error, ConfigurationError):
+            # Every row's call is made with the same settings: the first says it for all.
+            self.kind, self.count, self.last = (type(error).__name__, None), 1, error
+            return self.limit is not None
         kind = (type(error).__name__, getattr(error, "status_code", None))
         if kind != self.kind:
             self.kind, self.count = kind, 0
@@ -489,6 +493,12 @@ class _Streak:
     def message(self) -> str:
         """Why the run stopped, and what to do."""
         error = self.last
+        if isinstance(error, ConfigurationError):
+            return (
+                "stopped at the first failed row: its error is in the settings every row "
+                f"uses: {type(error).__name__}: {_first_line(str(error))}; fix the cause and "
+                "rerun the same command (the rows done are kept)"
+            )
         return (
             f"stopped after {self.count} rows in a row failed with the same error, so the "
             f"rest would fail too: {type(error).__name__}: {_first_line(str(error))}; fix "
