@@ -407,9 +407,34 @@ def test_cdata_hides_markup_and_an_unclosed_one_is_text() -> None:
     assert parse("<answer>see <![CDATA[ here</answer>", sig) == {"answer": "see <![CDATA[ here"}
 
 
-def test_the_first_closed_element_of_an_output_wins() -> None:
+def test_an_output_repeated_with_another_value_has_none() -> None:
     text = "<reasoning>r</reasoning><answer>4</answer> and again <answer>5</answer>"
+    with pytest.raises(sio.ParseError) as info:
+        parse(text)
+    assert list(info.value.invalid) == ["answer"]
+    assert "written twice, with two different values ('4' and '5')" in str(info.value)
+    assert info.value.parsed == {"reasoning": "r"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<reasoning>r</reasoning><answer>4</answer> so: <answer> 4 </answer>",  # the same
+        "<reasoning>r</reasoning><answer>4</answer> then <answer>5",  # left open: no value
+        "<reasoning>r</reasoning><answer>4</answer><answer>{answer}</answer>",  # echoed
+    ],
+)
+def test_an_output_repeated_with_no_other_value_keeps_its_value(text: str) -> None:
     assert parse(text) == {"reasoning": "r", "answer": 4}
+
+
+def test_a_structured_output_repeated_with_another_value_has_none() -> None:
+    sig = sio.Signature("q -> part: Part", custom_types={"Part": Part})
+    one = "<part><name>bolt</name><count>2</count><tags></tags><ratio>0.5</ratio></part>"
+    assert sio.XMLAdapter().parse(sig, one + "\n" + one) == sio.XMLAdapter().parse(sig, one)
+    other = one.replace("<count>2", "<count>3")
+    with pytest.raises(sio.ParseError, match="two different values"):
+        sio.XMLAdapter().parse(sig, one + other)
 
 
 def test_the_prompt_structure_echoed_is_not_a_value() -> None:

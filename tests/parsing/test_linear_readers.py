@@ -161,7 +161,7 @@ def labels_by_lines(
             first, *again = ["\n".join(lines).strip() for lines in collected[name]]
             other = [v for v in again if v != first and not locate.is_placeholder(v, name)]
             if other:
-                found.conflicts[name] = (first, locate._two_values(first, other[0]))
+                found.conflicts[name] = (first, locate.two_values(first, other[0]))
             else:
                 found.texts[name] = first
     if collected:

@@ -163,8 +163,9 @@ class XMLAdapter(ChatAdapter):
     def locate(self, signature: type[Signature], text: str) -> Found | None:
         """Find the outputs: elements first, then a JSON object, sections, labels, a bare value.
 
-        The first closed element named after each output is its value (see
-        `structio.parsing.xml`); prose around the elements is ignored. A completion without
+        The first closed element named after each output is its value, unless a later one
+        gives it another (then it has none; see `structio.parsing.xml`); prose around the
+        elements is ignored. A completion without
         any output element is read as `ChatAdapter` reads one.
         """
         names = list(signature.fields)

@@ -38,6 +38,7 @@ __all__ = [
     "norm",
     "settled_prefix",
     "split_line",
+    "two_values",
 ]
 
 
@@ -134,7 +135,7 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
             if index == last:  # no marker after it: it runs to the end of the text
                 found.open.add(name)
         elif first != value:
-            found.conflicts.setdefault(name, (first, _two_values(first, value)))
+            found.conflicts.setdefault(name, (first, two_values(first, value)))
         elif strong and name in found.weak:  # the same value after a marker that starts a line
             found.weak.discard(name)
             if index == last:
@@ -148,7 +149,7 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     return found if found.texts or found.conflicts else None
 
 
-def _two_values(first: str, second: str) -> str:
+def two_values(first: str, second: str) -> str:
     """Why an output written twice, with two different values, has none."""
     return (
         f"it is written twice, with two different values ({_clipped(first)!r} and "
@@ -396,7 +397,7 @@ def find_labels(
         first = found.texts.get(name)
         if first is not None and value != first and not is_placeholder(value, name):
             del found.texts[name]
-            found.conflicts[name] = (first, _two_values(first, value))
+            found.conflicts[name] = (first, two_values(first, value))
     if starts:  # a value runs on to the next label, so the last runs to the end
         found.open.add(next(reversed(starts)))
     missing = [

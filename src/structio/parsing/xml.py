@@ -6,7 +6,8 @@ The rules `XMLAdapter` writes and reads by, in one place:
   drift in the name are forgiven) that is closed. Prose around the elements is ignored, an
   element named after no output is text, and so is anything inside an output's element that
   is not part of its declared structure. An element that is opened and never closed is cut
-  off: it, and every output not found before it, gets no value.
+  off: it, and every output not found before it, gets no value. A later closed element of
+  the same output with another value leaves the output with none (`Found.conflicts`).
 * Text (a whole ``str`` output, or a leaf of a nested value) is stripped, then its XML
   escapes are decoded **if every ``&`` in it starts one** (``&amp;``, ``&lt;``, ``&gt;``,
   ``&quot;``, ``&apos;``, ``&#10;``, ``&#x1F600;``); otherwise it was written raw and is kept
@@ -36,7 +37,7 @@ from typing import Any, NamedTuple
 
 from structio._util.scan import MAX_DEPTH
 from structio.parsing.decode import decode_text
-from structio.parsing.locate import Found, norm
+from structio.parsing.locate import Found, norm, two_values
 from structio.parsing.read import read_text
 from structio.parsing.stream import Locate, StreamEvent, StreamReader, ThinkFilter
 from structio.signatures.signature import Signature
@@ -755,7 +756,38 @@ def find_xml(text: str, outputs: Mapping[str, Any]) -> Found | None:
         return None
     scan = XMLScan(outputs)
     scan.advance(text, final=True)
-    return scan.found()
+    found = scan.found()
+    if found is not None and scan.current is None and found.texts:
+        _repeated(text, scan.position, outputs, found)
+    return found
+
+
+def _repeated(text: str, position: int, outputs: Mapping[str, Any], found: Found) -> None:
+    """Refuse each output whose element comes again, closed, with another value.
+
+    The first element of an output is its value only when no later one contradicts it:
+    two different values give the output none (`Found.conflicts`), as two sections or a
+    JSON key given twice do. An element repeated with the same value, an echoed
+    placeholder and an element left open at the end change nothing.
+    """
+    while position < len(text) and "<" in text[position:]:
+        rest = XMLScan(outputs)
+        rest.advance(text[position:], final=True)
+        if not rest.nodes:
+            return
+        for name, node in rest.nodes.items():
+            if name not in found.texts or name in found.conflicts:
+                continue
+            value = output_value(node, rest.shapes[name])
+            first = found.texts[name]
+            if value != first:
+                shown = [v if isinstance(v, str) else repr(v) for v in (first, value)]
+                found.conflicts[name] = (shown[0], two_values(*shown))
+        for name in found.conflicts:
+            found.texts.pop(name, None)
+        if rest.current is not None:
+            return
+        position += rest.position
 
 
 # -- streams --------------------------------------------------------------------------------
