@@ -129,6 +129,9 @@ def test_a_signature_that_is_not_a_spec_says_what_a_spec_needs(
     assert (code, out) == (2, "")
     (line,) = err.splitlines()
     assert message in line
+    with pytest.raises(sio.SignatureError) as info:  # the same from Python
+        load_signature(sig)
+    assert message in str(info.value)
 
 
 # -- empty files --------------------------------------------------------------------------------

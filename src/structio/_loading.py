@@ -27,10 +27,18 @@ def load_signature(ref: str) -> type[Signature]:
         return make_signature(ref)
     location, sep, name = ref.rpartition(":")
     if not sep or not location or not name.replace(".", "_").isidentifier():
-        raise SignatureError(
-            f"cannot find signature {ref!r}: give path/to/file.py:ClassName, "
-            "package.module:ClassName, or a spec such as 'question -> answer: int'"
-        )
+        # Neither a spec nor a class: what a spec needs is what the user most likely missed.
+        if ref.endswith(".py"):
+            raise SignatureError(
+                f"{ref!r} names a Python file but no class in it: give {ref}:ClassName"
+            )
+        try:
+            return make_signature(ref)
+        except SignatureError as exc:
+            raise SignatureError(
+                f"{exc}; or name a signature class: path/to/file.py:ClassName or "
+                "package.module:ClassName"
+            ) from None
     module = _module_from_file(location) if location.endswith(".py") else _module(location)
     obj: Any = module
     for attr in name.split("."):

@@ -38,13 +38,11 @@ from structio.exceptions import (
     DataError,
     FormatError,
     ParseError,
-    SignatureError,
     StructioError,
     UsageError,
 )
 from structio.lm.lm import LM
 from structio.predict import Predict
-from structio.signatures.signature import make_signature
 
 __all__ = ["main"]
 
@@ -512,29 +510,7 @@ def _signature(ref: str) -> Any:
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
         sys.path.append(here)
-    try:
-        return load_signature(ref)
-    except SignatureError:
-        if "->" in ref or _names_a_class(ref):
-            raise
-    # Neither a spec nor a class: what a spec needs is what the user most likely missed.
-    if ref.endswith(".py"):
-        raise SignatureError(
-            f"{ref!r} names a Python file but no class in it: give {ref}:ClassName"
-        ) from None
-    try:
-        return make_signature(ref)
-    except SignatureError as exc:
-        raise SignatureError(
-            f"{exc}; or name a signature class: path/to/file.py:ClassName or "
-            "package.module:ClassName"
-        ) from None
-
-
-def _names_a_class(ref: str) -> bool:
-    """Whether ``ref`` has the form `load_signature` reads as a file or module and a class."""
-    location, sep, name = ref.rpartition(":")
-    return bool(sep and location and name.replace(".", "_").isidentifier())
+    return load_signature(ref)
 
 
 def _checked_demos(sig: Any, path: str | None) -> list[dict[str, Any]]:
