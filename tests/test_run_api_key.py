@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,10 @@ TIMEOUT = 120
 
 
 @pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    srv.default = Reply(content="[[ ## answer ## ]]\n4")
-    yield srv
-    srv.stop()
+def server(server: OpenAIServer) -> OpenAIServer:
+    """The loopback server (tests/conftest.py), answering every call by default."""
+    server.default = Reply(content="[[ ## answer ## ]]\n4")
+    return server
 
 
 @pytest.fixture

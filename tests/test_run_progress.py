@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,10 @@ class Terminal(io.StringIO):
 
 
 @pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    srv = OpenAIServer().start()
-    srv.default = Reply(content="[[ ## answer ## ]]\n4")
-    yield srv
-    srv.stop()
+def server(server: OpenAIServer) -> OpenAIServer:
+    """The loopback server (tests/conftest.py), answering every call by default."""
+    server.default = Reply(content="[[ ## answer ## ]]\n4")
+    return server
 
 
 def test_a_terminal_is_told_the_client_loads_and_the_bar_counts_data_rows(
