@@ -64,7 +64,7 @@ class Settings:
 
 
 FULL = Settings(rows=3_000, rounds=5)
-QUICK = Settings(rows=200, rounds=1)
+QUICK = Settings(rows=60, rounds=1)
 ONLINE_CONCURRENCY = (8, 64)
 RAY_WORKERS = 2
 RAY_PER_WORKER = (4, 32)  # 8 and 64 calls in flight in all, as online
@@ -260,7 +260,7 @@ def table(samples: dict[str, list[Sample]], rows: int) -> list[str]:
 def main() -> None:
     """Measure and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run (200 rows, 1 round)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (60 rows, 1 round)")
     settings = QUICK if parser.parse_args().quick else FULL
     with loopback() as server, local_ray() as started, tempfile.TemporaryDirectory() as tmp:
         modes: dict[str, Callable[[list[dict[str, str]]], int]] = {}

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
+
 
 @dataclass
 class Reply:
@@ -58,6 +60,10 @@ class Reply:
     #: Pause ``stall`` seconds (once) after this many streamed chunks: a server gone quiet.
     stall_after: int | None = None
     stall: float = 0.0
+    #: Wait, after this many streamed chunks, until ``release`` is set (or 30 s have gone):
+    #: the client can prove it read those chunks before the rest was sent.
+    hold_after: int | None = None
+    release: threading.Event = field(default_factory=threading.Event)
     usage: dict[str, Any] = field(
         default_factory=lambda: {
             "prompt_tokens": 11,
@@ -87,6 +93,9 @@ class StreamLog:
     completed: bool = False
     #: When the handler stopped sending, for whatever reason.
     ended: float | None = None
+    #: With ``Reply.hold_after``: whether the client released the held stream (not the
+    #: 30 s wait running out).
+    released: bool | None = None
     finished: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -99,12 +108,21 @@ class StreamLog:
         return self.finished.wait(timeout)
 
 
+def _headers(received: Any) -> httpx.Headers:
+    """The request's headers as HTTP reads them: names match in any case.
+
+    Clients differ in how they spell names (the OpenAI SDK of 2026 sends ``authorization``,
+    httpx ``Authorization``); both are the same header.
+    """
+    return httpx.Headers(list(received.items()))
+
+
 @dataclass
 class Request:
     """One request the server received (or one request line of a batch it ran)."""
 
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: httpx.Headers
     started: float
     path: str
     method: str = "POST"
@@ -370,7 +388,7 @@ class OpenAIServer:
                 """Stay quiet: tests read the recorded requests instead."""
 
             def do_GET(self) -> None:
-                request = Request({}, dict(self.headers), time.monotonic(), self.path, "GET")
+                request = Request({}, _headers(self.headers), time.monotonic(), self.path, "GET")
                 with server._lock:
                     server.requests.append(request)
                 found = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
@@ -400,7 +418,7 @@ class OpenAIServer:
 
             def _batch_api(self, raw: bytes) -> bool:
                 """Answer a request of the batch API; False for any other path."""
-                headers = dict(self.headers)
+                headers = _headers(self.headers)
                 if self.path == "/v1/files":
                     fields = _multipart(raw, self.headers.get("Content-Type", ""))
                     name, data = fields.get("file", ("", b""))
@@ -442,7 +460,7 @@ class OpenAIServer:
                 if self._batch_api(raw):
                     return
                 body = json.loads(raw or b"{}")
-                request = Request(body, dict(self.headers), time.monotonic(), self.path)
+                request = Request(body, _headers(self.headers), time.monotonic(), self.path)
                 with server._lock:
                     server.requests.append(request)
                     server.in_flight += 1
@@ -510,6 +528,8 @@ class OpenAIServer:
                         log.sent_at.append(time.monotonic())
                         if reply.stall_after is not None and count + 1 == reply.stall_after:
                             time.sleep(reply.stall)
+                        if reply.hold_after is not None and count + 1 == reply.hold_after:
+                            log.released = reply.release.wait(30.0)
                         if reply.chunk_delay:
                             time.sleep(reply.chunk_delay)
                     self.wfile.write(b"data: [DONE]\n\n")

@@ -6,6 +6,7 @@ their errors here, so a rate limit or a rejected key reads the same on either pa
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,7 @@ from structio.exceptions import (
 
 __all__ = [
     "CONTEXT_HINT",
+    "body_detail",
     "TIMEOUT_HINT",
     "check_api_base",
     "context_exceeded_text",
@@ -61,6 +63,25 @@ _WHAT: dict[type[LMError], str] = {
 def context_exceeded_text(text: str) -> bool:
     """Whether an error text says the prompt is too long (in any provider's words)."""
     return bool(_CONTEXT_PHRASES.search(text))
+
+
+def body_detail(text: str, status: int | None) -> tuple[str, Any]:
+    """The provider's error message and code, from an error response's body.
+
+    An OpenAI-style body (``{"error": {"message": ..., "code": ...}}``) gives its message;
+    any other body (a proxy's HTML page) is quoted, stripped and cut at 500 characters.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, Mapping) else None
+    if isinstance(error, Mapping) and error.get("message"):
+        return str(error["message"]), error.get("code")
+    if isinstance(error, str):
+        return error, None
+    text = text.strip() or f"HTTP {status or '(no status)'}"
+    return (text[:500] + " [...]" if len(text) > 500 else text), None
 
 
 def status_error_class(status: int) -> type[LMError]:

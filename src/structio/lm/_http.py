@@ -28,6 +28,7 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm._errors import (
+    body_detail,
     check_api_base,
     context_exceeded_text,
     lm_error,
@@ -577,21 +578,6 @@ def to_response(
     )
 
 
-def _detail(failure: HTTPStatusError) -> tuple[str, Any]:
-    """The provider's error message and code, from an OpenAI-style error body if it is one."""
-    try:
-        data = json.loads(failure.text)
-    except ValueError:
-        data = None
-    error = data.get("error") if isinstance(data, Mapping) else None
-    if isinstance(error, Mapping) and error.get("message"):
-        return str(error["message"]), error.get("code")
-    if isinstance(error, str):
-        return error, None
-    text = failure.text.strip() or f"HTTP {failure.status or '(no status)'}"
-    return (text[:500] + " [...]" if len(text) > 500 else text), None
-
-
 def translate_error(
     exc: BaseException,
     model: str,
@@ -613,7 +599,7 @@ def translate_error(
         "secrets": secrets,
     }
     if isinstance(exc, HTTPStatusError):
-        detail, code = _detail(exc)
+        detail, code = body_detail(exc.text, exc.status)
         status = exc.status
         cls: type[LMError] = status_error_class(status) if status else ServerError
         if status in (400, 413, 422) and (

@@ -8,10 +8,10 @@ import os
 import re
 import threading
 import time
-import warnings
 from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from typing import Any
 
+from structio._util.warn import CausedBy, ensure_filter
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -24,6 +24,7 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm._errors import (
+    body_detail,
     context_exceeded_text,
     exception_chain,
     lm_error,
@@ -52,32 +53,44 @@ _litellm: Any = None
 _SKIPS_MCP = False
 
 
+# litellm's own noise: the warnings raised while litellm's code runs, whichever module
+# raises them. litellm 1.108 and newer import their GitHub Copilot types during the first
+# completion, and pydantic 2.12+ warns about them (7 "ReadOnly qualifier" UserWarnings);
+# litellm's stream handler reads pydantic fields in a way pydantic deprecates. None of them
+# is the caller's to act on, and under ``-W error`` they would fail the call. Warnings of
+# structio's own code, and of code structio calls outside litellm, are not touched.
+_LITELLMS_WARNINGS = ("ignore", None, Warning, CausedBy("litellm", within="structio"), 0)
+
+
 def get_litellm() -> Any:
-    """Import litellm once, offline: its price map is read from the package, not fetched."""
-    global _litellm
+    """Import litellm once, offline: its price map is read from the package, not fetched.
+
+    Every use goes through here, so here litellm's own warnings are silenced, in whatever
+    filters are in force (see `_LITELLMS_WARNINGS`).
+    """
+    ensure_filter(_LITELLMS_WARNINGS)
     if _litellm is None:
-        with _IMPORT_LOCK:
-            if _litellm is None:
-                os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-                # litellm's import builds pydantic models, and pydantic warns about
-                # litellm's own types; those warnings are not the caller's to act on, and
-                # under ``-W error`` they would leave the classes half-built.
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    import litellm
-
-                    # Some response classes finish building on first use; do it here, where
-                    # those warnings are silenced, rather than inside a caller's request.
-                    litellm.ModelResponse()
-                    litellm.ModelResponseStream()
-
-                global _SKIPS_MCP
-                _SKIPS_MCP = _reads_skip_mcp(litellm)
-                litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
-                if hasattr(litellm, "telemetry"):
-                    litellm.telemetry = False
-                _litellm = litellm
+        _import_litellm()
     return _litellm
+
+
+def _import_litellm() -> None:
+    global _litellm, _SKIPS_MCP
+    with _IMPORT_LOCK:
+        if _litellm is not None:
+            return
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        # Some response classes finish building on first use; do it here, once, rather than
+        # inside a caller's request.
+        litellm.ModelResponse()
+        litellm.ModelResponseStream()
+        _SKIPS_MCP = _reads_skip_mcp(litellm)
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
+        if hasattr(litellm, "telemetry"):
+            litellm.telemetry = False
+        _litellm = litellm
 
 
 # -- litellm's MCP gateway and the optional `mcp` package ------------------------------------
@@ -360,6 +373,13 @@ def completion_args(
         args["num_retries"] = 0
     if getattr(litellm, "cache", None) is not None:
         args["caching"] = False
+    if "reasoning_effort" in params:
+        # Asked for by the caller, it goes to the server: litellm before 1.106 refuses it
+        # (UnsupportedParamsError) for a model its map does not list as a reasoning one,
+        # such as any model on an OpenAI-compatible server, unless it is allowed by name.
+        allowed = list(params.get("allowed_openai_params") or ())
+        if "reasoning_effort" not in allowed:
+            args["allowed_openai_params"] = [*allowed, "reasoning_effort"]
     tools = params.get("tools")
     if tools and _SKIPS_MCP and not any(_is_mcp_tool(tool) for tool in tools):
         # No MCP tool: skip litellm's gateway check and its import of `mcp` (see above).
@@ -419,6 +439,9 @@ def stream(
             new = assembler.feed_chunk(chunk.model_dump())
             if new:
                 yield new
+    except Exception as exc:
+        if not _cut_short(exc):
+            raise
     finally:
         _close(raw)
     _ended(raw, assembler)
@@ -436,6 +459,9 @@ async def astream(
             new = assembler.feed_chunk(chunk.model_dump())
             if new:
                 yield new
+    except Exception as exc:
+        if not _cut_short(exc):
+            raise
     finally:
         await _aclose(raw)
     _ended(raw, assembler)
@@ -460,6 +486,35 @@ _OPENAI_STREAMS = frozenset(
         "custom_openai",
     )
 )
+
+
+# What litellm 1.108 and newer say where an OpenAI-style stream ends with no finish reason.
+_EOF_TEXT = "Stream ended before a finish_reason was received"
+
+
+def _cut_short(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a stream was read, says only that the stream was cut.
+
+    litellm 1.108 and newer raise where an OpenAI-style stream ends with no finish reason (a
+    ``MidStreamFallbackError`` over an ``APIConnectionError`` that keeps only the words
+    `_EOF_TEXT` of the httpx ``RemoteProtocolError`` it made); earlier releases ended the
+    stream with a ``stop`` of their own (see `_ended`). A connection closed mid-chunk is the
+    same: the stream is over, and the assembler says what was missing, in the words the
+    direct transport uses. A timeout or any other failure is raised as it is.
+    """
+    seen = exception_chain(exc)
+    for cause in list(seen):
+        original = getattr(cause, "original_exception", None)
+        if isinstance(original, BaseException):
+            seen.extend(exception_chain(original))
+    return any(
+        (
+            type(cause).__name__ == "RemoteProtocolError"
+            and type(cause).__module__.startswith(("httpx", "httpcore"))
+        )
+        or _EOF_TEXT in str(cause)
+        for cause in seen
+    )
 
 
 def _ended(raw: Any, assembler: StreamAssembler) -> None:
@@ -504,6 +559,10 @@ _MISSING_KEY = re.compile(
 _PREFIX = re.compile(r"^(litellm\.\w+: )+|^\w+Error: |(\w+Exception - )")
 
 
+# What the OpenAI SDK (2.x and newer) says of an error whose body holds no error message.
+_BARE_STATUS = re.compile(r"Error code: \d{3}")
+
+
 def _clean_message(exc: BaseException) -> str:
     # litellm appends the wrapped error again after its own text; once is enough.
     text = str(exc).split(" Original exception: ", 1)[0]
@@ -512,6 +571,13 @@ def _clean_message(exc: BaseException) -> str:
         if new == text:
             break
         text = new
+    if _BARE_STATUS.fullmatch(text):
+        # A body that is not an OpenAI error (a proxy's HTML page): quote it as the
+        # direct transport does, rather than the bare status.
+        response = getattr(exc, "response", None)
+        body = getattr(response, "text", None)
+        if isinstance(body, str):
+            return str(body_detail(body, getattr(response, "status_code", None))[0])
     return text
 
 

@@ -11,6 +11,8 @@ import ast
 import re
 from typing import Any, Final
 
+from structio._util.warn import ensure_filter
+
 __all__ = [
     "NO_READING",
     "bool_reading",
@@ -312,20 +314,15 @@ _QUIET = tuple(
 def parse_python(text: str) -> ast.Expression:
     """``text`` parsed as one Python expression, without Python's warnings about it.
 
-    The warnings are silenced by a filter matching only parses of this name, added when
-    the process's filters lack it (they may have been reset, or swapped as
-    `warnings.catch_warnings` does), not by `warnings.catch_warnings` around each parse,
-    which swaps the process's filters and is not thread-safe.
+    The warnings are silenced by a filter matching only parses of this name
+    (`_util.warn.ensure_filter`: thread-safe, unlike `warnings.catch_warnings`).
 
     Raises:
         SyntaxError: ``text`` is not a Python expression (also ValueError, MemoryError,
             RecursionError for text Python cannot take).
     """
-    import warnings  # loaded by Python at startup: a dictionary lookup
-
     for entry in _QUIET:
-        if entry not in warnings.filters:
-            warnings.filterwarnings("ignore", category=entry[2], module=entry[3].pattern)
+        ensure_filter(entry)
     return ast.parse(text, filename=_COMPLETION_SOURCE, mode="eval")
 
 
