@@ -76,7 +76,7 @@ class Settings:
 
 
 FULL = Settings(cpu_rounds=11, block_seconds=0.25, latency_rounds=9, delay_ms=2.0, warm_calls=5)
-QUICK = Settings(cpu_rounds=2, block_seconds=0.01, latency_rounds=1, delay_ms=2.0, warm_calls=2)
+QUICK = Settings(cpu_rounds=1, block_seconds=0.01, latency_rounds=1, delay_ms=2.0, warm_calls=1)
 
 
 # -- the server ---------------------------------------------------------------------------

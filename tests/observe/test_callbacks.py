@@ -125,7 +125,7 @@ def test_a_call_tells_start_then_end() -> None:
     assert ended.usage == Usage(10, 2)
     assert ended.cost == 0.25
     assert ended.error is None
-    assert 0 < ended.latency < 5
+    assert ended.latency > 0  # measured; never bounded: the machine may be loaded
     # The end event carries what the start said, too.
     assert (ended.adapter, ended.signature, ended.inputs) == ("ChatAdapter", "QA", began.inputs)
 

@@ -573,11 +573,14 @@ def _clean_message(exc: BaseException) -> str:
         text = new
     if _BARE_STATUS.fullmatch(text):
         # A body that is not an OpenAI error (a proxy's HTML page): quote it as the
-        # direct transport does, rather than the bare status.
-        response = getattr(exc, "response", None)
-        body = getattr(response, "text", None)
-        if isinstance(body, str):
-            return str(body_detail(body, getattr(response, "status_code", None))[0])
+        # direct transport does, rather than the bare status. litellm's own exception may
+        # hold a placeholder response (1.83) or the real one (1.110): the first cause with
+        # a body has it.
+        for cause in exception_chain(exc):
+            response = getattr(cause, "response", None)
+            body = getattr(response, "text", None)
+            if isinstance(body, str) and body.strip():
+                return str(body_detail(body, getattr(response, "status_code", None))[0])
     return text
 
 
