@@ -591,7 +591,10 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     ):
         monkeypatch.delenv(name, raising=False)
     httpd = _Server(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the next one (0.5 s by default, per test).
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
