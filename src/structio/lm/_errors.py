@@ -27,8 +27,8 @@ from structio.exceptions import (
 
 __all__ = [
     "CONTEXT_HINT",
-    "body_detail",
     "TIMEOUT_HINT",
+    "body_detail",
     "check_api_base",
     "context_exceeded_text",
     "exception_chain",
