@@ -195,8 +195,8 @@ CODE_LINES = [
 ]
 PROSE_LINES = ["Step 3: merge the two maps.", "x = {'a': [1, 2]}", "The test below checks it."]
 # The work is counted per character, not timed: any two sizes sixteen-fold apart show a
-# quadratic step as a sixteen-fold growth, so the sizes are the smallest that do (1 MB and
-# 64 KB cost two minutes of CPU; the megabyte of every shape is parsed above).
+# quadratic step as a sixteen-fold growth, so these show it as 64 KB and 1 MB did, at a fifth
+# of their two minutes of CPU (the megabyte of every shape is parsed above).
 SMALL, LARGE = 16_000, 256_000
 
 
