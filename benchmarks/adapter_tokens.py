@@ -38,6 +38,7 @@ from tests.corpus import CASES, CUSTOM_TYPES, SPECS, Case
 import structio as sio
 from structio.adapters.compact_adapter import CompactAdapter
 from structio.adapters.tool_output import ToolOutputAdapter
+from structio.lm.profile import ModelProfile
 from structio.rendering.tokens import count_chat, get_tokenizer
 
 TARGET = 0.55  # CompactAdapter's prompt at most this share of JSONAdapter's
@@ -134,10 +135,7 @@ INPUT_DESC = "The invoice text, OCR'd"
 class StrictModel:
     """A model like gpt-4o: strict schemas, JSON mode, function calling."""
 
-    supports_response_schema = True
-    supports_json_mode = True
-    supports_function_calling = True
-    supports_reasoning = False
+    profile = ModelProfile(json_schema=True, json_object=True, tools=True)
 
 
 def structio_signature(invoice: type[BaseModel]) -> type[sio.Signature]:

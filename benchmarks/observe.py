@@ -33,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import calls  # beside this file: importable once the path is set
 
 import structio as sio
-from structio.call import _begin, _observe  # the hooks themselves are measured
+from structio.call import CallOptions
+from structio.call.drivers import _observe  # the hooks themselves are measured
+from structio.call.request import begin as _begin
 
 
 def systems(url: str) -> dict[str, Callable[[], str]]:
@@ -87,7 +89,14 @@ def hooks_alone(loops: int) -> tuple[float, float]:
     """CPU seconds per call of the unobserved hooks, and of the same loop without them."""
     lm = sio.FakeLM(["[[ ## answer ## ]]\nParis"])
     request = _begin(
-        sio.ChatAdapter(), lm, calls.SPEC, (), {"question": calls.QUESTION}, None, None, 0, None
+        sio.ChatAdapter(),
+        lm,
+        calls.SPEC,
+        (),
+        {"question": calls.QUESTION},
+        None,
+        CallOptions(check_inputs=False),
+        None,
     )
     # Unobserved, the scope never looks at what it is given.
     response: Any = None

@@ -2,7 +2,9 @@
 
 Every ``import`` counts: at the top of a module, inside a function, under ``TYPE_CHECKING``.
 The layer table is read from ARCHITECTURE.md itself, so the document and the code cannot
-drift apart. `scripts/check` runs this file.
+drift apart. Two more rules keep modules to one job each: a private module inside a package
+(``structio.lm._http``) is imported only from inside that package, and no module is longer
+than `MAX_LINES`. `scripts/check` runs this file.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ SRC = ROOT / "src"
 PACKAGE = "structio"
 
 Graph = dict[str, set[str]]
+
+MAX_LINES = 800
+"""The most lines a module in src/ may have: past it, a module does more than one job."""
 
 
 def read_layers(text: str) -> dict[str, int]:
@@ -139,6 +144,53 @@ def violations(graph: Mapping[str, Iterable[str]], layers: Mapping[str, int]) ->
     return problems
 
 
+def private_part(module: str) -> str | None:
+    """The package a private module of ``module``'s path belongs to, or None if none is private.
+
+    ``structio.lm._http`` -> ``structio.lm``; ``structio.lm._http.pool`` -> ``structio.lm``.
+    A private top-level unit (``structio._util``, ``structio._demos``) is a layer of its own
+    in the table, imported as any unit is: only names inside a package count.
+    """
+    parts = module.split(".")
+    for depth in range(2, len(parts)):
+        if parts[depth].startswith("_"):
+            return ".".join(parts[:depth])
+    return None
+
+
+def private_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import of a private module from outside the package that holds it."""
+    problems = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            owner = private_part(target)
+            if owner is None or module == owner or module.startswith(owner + "."):
+                continue
+            problems.append(
+                f"{module} imports {target}, private to {owner}: import what {owner} "
+                "exports, or make the module public"
+            )
+    return problems
+
+
+def line_counts(src: Path) -> dict[str, int]:
+    """Lines of every module under ``src``, by its path relative to ``src``'s parent."""
+    return {
+        path.relative_to(src.parent).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in modules(src).values()
+    }
+
+
+def oversized(sizes: Mapping[str, int], limit: int = MAX_LINES) -> list[str]:
+    """Every module longer than ``limit`` lines, largest first."""
+    return [
+        f"{path} has {lines} lines, more than {limit}: split it along its nouns "
+        "(one job per module, a cohesive group of functions into a sibling module)"
+        for path, lines in sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
+        if lines > limit
+    ]
+
+
 @pytest.fixture(scope="module")
 def layers() -> dict[str, int]:
     return read_layers((ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8"))
@@ -156,6 +208,14 @@ def test_there_is_no_import_cycle() -> None:
 
 def test_every_import_goes_down_a_layer(layers: dict[str, int]) -> None:
     assert violations(imports(SRC), layers) == []
+
+
+def test_no_private_module_is_imported_from_outside_its_package() -> None:
+    assert private_imports(imports(SRC)) == []
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    assert oversized(line_counts(SRC)) == []
 
 
 def test_only_lm_imports_litellm() -> None:
@@ -218,3 +278,61 @@ def test_the_checker_finds_an_upward_import_under_type_checking(tmp_path: Path) 
     ]
     siblings = read_layers("| 0 | `low`, `high` | x |\n| 2 | `structio` | z |\n")
     assert len(violations(graph, siblings)) == 2  # same layer, two packages: both ways refused
+
+
+def test_the_checker_finds_a_private_module_imported_from_another_package(tmp_path: Path) -> None:
+    src = write_tree(
+        tmp_path,
+        {
+            "structio/__init__.py": "",
+            "structio/_util.py": "",
+            "structio/lm/__init__.py": "from structio.lm import _http\n",
+            "structio/lm/_http.py": "from structio import _util\n",
+            "structio/lm/base.py": "from ._http import send\n",
+            "structio/lm/_inner/__init__.py": "",
+            "structio/lm/_inner/deep.py": "",
+            "structio/call.py": (
+                "from structio._util import x\n"
+                "def f():\n    from structio.lm._http import send\n"
+                "import structio.lm._inner.deep\n"
+            ),
+        },
+    )
+    assert private_imports(imports(src)) == [
+        "structio.call imports structio.lm._http, private to structio.lm: import what "
+        "structio.lm exports, or make the module public",
+        "structio.call imports structio.lm._inner.deep, private to structio.lm: import what "
+        "structio.lm exports, or make the module public",
+    ]
+
+
+def test_private_part_names_the_package_a_private_module_belongs_to() -> None:
+    assert private_part("structio.lm._http") == "structio.lm"
+    assert private_part("structio.lm._inner.deep") == "structio.lm"
+    assert private_part("structio.lm.models") is None
+    assert private_part("structio._util.files") is None  # a top-level unit of its own
+    assert private_part("structio") is None
+
+
+def test_the_checker_finds_a_module_over_the_size_limit(tmp_path: Path) -> None:
+    src = write_tree(
+        tmp_path / "src",
+        {
+            "structio/__init__.py": "",
+            "structio/small.py": "x = 1\n" * 800,
+            "structio/big/__init__.py": "",
+            "structio/big/huge.py": "x = 1\n" * 801,
+        },
+    )
+    sizes = line_counts(src)
+    assert sizes["src/structio/small.py"] == 800
+    assert oversized(sizes) == [
+        "src/structio/big/huge.py has 801 lines, more than 800: split it along its nouns "
+        "(one job per module, a cohesive group of functions into a sibling module)"
+    ]
+    assert oversized({"a.py": 12, "b.py": 30, "c.py": 5}, limit=10) == [
+        "b.py has 30 lines, more than 10: split it along its nouns (one job per module, "
+        "a cohesive group of functions into a sibling module)",
+        "a.py has 12 lines, more than 10: split it along its nouns (one job per module, "
+        "a cohesive group of functions into a sibling module)",
+    ]

@@ -8,7 +8,7 @@ import pydantic
 import pytest
 
 import structio as sio
-from structio.call import prepare
+from structio.call import CallOptions, prepare
 
 ANSWER = "[[ ## answer ## ]]\n4"
 
@@ -109,6 +109,10 @@ def test_streams_async_calls_and_batch_requests_check_too() -> None:
     with pytest.raises(sio.FormatError, match="input `text`"):
         prepare(sio.ChatAdapter(), sio.FakeLM([]), Many, inputs={**good(), "text": 5})
     prepared = prepare(
-        sio.ChatAdapter(), sio.FakeLM([]), Many, inputs={**good(), "text": 5}, check_inputs=False
+        sio.ChatAdapter(),
+        sio.FakeLM([]),
+        Many,
+        inputs={**good(), "text": 5},
+        options=CallOptions(check_inputs=False),
     )
     assert "[[ ## text ## ]]\n5" in prepared.messages[-1]["content"]

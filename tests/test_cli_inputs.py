@@ -13,7 +13,8 @@ import pytest
 
 import structio as sio
 from structio._loading import load_signature
-from structio.cli import ADAPTERS, _first_non_utf8, main
+from structio.cli import _first_non_utf8, main
+from structio.cli.parser import ADAPTERS
 from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]

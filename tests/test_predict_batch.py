@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import structio as sio
-import structio.predict as predict_module
+import structio.predict.batching as predict_module
 from structio._util.progress import Progress
 
 QA = sio.Signature("question -> answer: int")

@@ -196,8 +196,8 @@ def test_an_lm_round_trips_its_settings(module: Any) -> None:
     assert copied.cache is False
     assert copied.max_input_tokens == 8000
     # The transport is chosen again where it lands.
-    assert not {"_send", "_route", "_capabilities", "history"} & set(lm.__getstate__())
-    assert copied._send is lm._send
+    assert not {"_transport", "_route", "_capabilities", "history"} & set(lm.__getstate__())
+    assert copied._transport is lm._transport
     litellm = round_trip(module, sio.LM("anthropic/claude-3-5-haiku-latest", cache=False))
     assert litellm.resolved_transport == "litellm"
 
@@ -240,7 +240,7 @@ def test_a_key_from_the_environment_stays_home(
     for payload in (module.dumps(lm), module.dumps(predict)):
         assert ENV_KEY.encode() not in payload
     copied = round_trip(module, lm)
-    assert "api_key" not in copied.params
+    assert "api_key" not in copied.client
 
 
 @pytest.mark.parametrize("module", PICKLERS)
@@ -250,7 +250,7 @@ def test_an_explicit_key_travels(module: Any, monkeypatch: pytest.MonkeyPatch) -
     payload = module.dumps(sio.Predict("q -> a", lm=lm))
     assert ENV_KEY.encode() not in payload
     copied = module.loads(payload).lm
-    assert copied.params["api_key"] == EXPLICIT_KEY
+    assert copied.client["api_key"] == EXPLICIT_KEY
     assert EXPLICIT_KEY not in repr(copied)
 
 

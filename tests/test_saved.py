@@ -119,6 +119,8 @@ def test_save_then_load_is_equal(tmp_path: Path) -> None:
     assert loaded.lm.kwargs == {
         "temperature": 0.2,
         "max_tokens": 300,  # a setting whose name holds "token", not a secret
+    }
+    assert dict(loaded.lm.client) == {
         "api_base": "http://127.0.0.1:9/v1",
         "extra_headers": {},  # the Authorization header is left out
     }
@@ -246,14 +248,14 @@ def test_a_saved_endpoint_is_used_only_when_the_caller_trusts_the_file(tmp_path:
     path = tmp_path / "qg.json"
     make().save(path)
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["lm"]["kwargs"]["api_base"] == "http://127.0.0.1:9/v1"
+    assert data["lm"]["client"]["api_base"] == "http://127.0.0.1:9/v1"
     assert data["params"] == {"n": 2}
     with pytest.raises(sio.ConfigurationError, match="trust_endpoint=True") as error:
         sio.Predict.load(path)
     assert "api_base='http://127.0.0.1:9/v1'" in str(error.value)
     trusted = sio.Predict.load(path, trust_endpoint=True)
     assert isinstance(trusted.lm, sio.LM)
-    assert trusted.lm.params["api_base"] == "http://127.0.0.1:9/v1"
+    assert trusted.lm.client["api_base"] == "http://127.0.0.1:9/v1"
     # The same rule for an endpoint among the call parameters (here under the key files
     # written before the rename hold).
     data["lm"] = None

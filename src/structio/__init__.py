@@ -16,12 +16,9 @@ from structio.adapters import (
     ChatAdapter,
     CompactAdapter,
     JSONAdapter,
-    ModelCapabilities,
-    Reading,
     ToolOutputAdapter,
     XMLAdapter,
 )
-from structio.call import Attempt, CallResult
 from structio.example import Example
 from structio.exceptions import (
     AuthenticationError,
@@ -47,36 +44,15 @@ from structio.exceptions import (
     TruncationError,
     UsageError,
 )
-from structio.functions import (
-    AssistantMessage,
-    ChatPromptFunction,
-    PromptFunction,
-    SystemMessage,
-    UserMessage,
-    chatprompt,
-    prompt,
-)
-from structio.lm import (
-    LM,
-    AsyncLMStream,
-    BaseLM,
-    Completion,
-    FakeLM,
-    LMResponse,
-    LMStream,
-    ResponseCache,
-    Usage,
-    UsageTracker,
-    inspect_history,
-    track_usage,
-)
+from structio.functions import AssistantMessage, SystemMessage, UserMessage, chatprompt, prompt
+from structio.lm import LM, BaseLM, Usage, inspect_history, track_usage
 from structio.media import Audio, File, Image
-from structio.observe import Callback, OpenTelemetryCallback
+from structio.observe import Callback
 from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
 from structio.predict import ChainOfThought, Predict, Prediction, PredictionMeta
 from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
-from structio.rendering.prompt import Part, PartSection, Prompt, Truncation
+from structio.rendering.prompt import Part, Prompt
 from structio.rendering.templates import Template
 from structio.saved import load_prompt, save_prompt
 from structio.settings import configure, context
@@ -85,14 +61,9 @@ from structio.signatures import (
     InputField,
     OutputField,
     Signature,
-    SignatureField,
-    infer_prefix,
     make_signature,
 )
-from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream
-
-AdapterResult = CallResult
-"""The former name of `CallResult`."""
+from structio.testing import FakeLM
 
 __version__ = "0.1.0"
 
@@ -101,13 +72,37 @@ _LAZY = {
     "Tool": "structio.tools",
     "ToolCall": "structio.tools",
     "ToolCalls": "structio.tools",
-    # What callbacks are told: loaded with the first call a callback hears of.
-    "CallEndEvent": "structio.observe.events",
-    "CallStartEvent": "structio.observe.events",
-    "ParseErrorEvent": "structio.observe.events",
-    "RetryEvent": "structio.observe.events",
-    # Provider batches: loaded with `Predict.submit_batch`, or when first named.
-    "BatchJob": "structio.batch",
+}
+
+# Names that were public here and now live in their subpackages: still importable from
+# structio (loaded when first named), no longer in `__all__`. Import them from their home.
+_MOVED = {
+    "AdapterResult": ("structio.call", "CallResult"),
+    "Attempt": ("structio.call", "Attempt"),
+    "CallResult": ("structio.call", "CallResult"),
+    "AsyncLMStream": ("structio.lm", "AsyncLMStream"),
+    "LMStream": ("structio.lm", "LMStream"),
+    "UsageTracker": ("structio.lm", "UsageTracker"),
+    "Completion": ("structio.lm", "Completion"),
+    "LMResponse": ("structio.lm", "LMResponse"),
+    "ResponseCache": ("structio.lm", "ResponseCache"),
+    "CallEndEvent": ("structio.observe.events", "CallEndEvent"),
+    "CallStartEvent": ("structio.observe.events", "CallStartEvent"),
+    "ParseErrorEvent": ("structio.observe.events", "ParseErrorEvent"),
+    "RetryEvent": ("structio.observe.events", "RetryEvent"),
+    "OpenTelemetryCallback": ("structio.observe", "OpenTelemetryCallback"),
+    "Reading": ("structio.adapters", "Reading"),
+    "PartSection": ("structio.rendering.prompt", "PartSection"),
+    "Truncation": ("structio.rendering.prompt", "Truncation"),
+    "AsyncStream": ("structio.streams", "AsyncStream"),
+    "AsyncTextStream": ("structio.streams", "AsyncTextStream"),
+    "Stream": ("structio.streams", "Stream"),
+    "TextStream": ("structio.streams", "TextStream"),
+    "ChatPromptFunction": ("structio.functions", "ChatPromptFunction"),
+    "PromptFunction": ("structio.functions", "PromptFunction"),
+    "infer_prefix": ("structio.signatures", "infer_prefix"),
+    "SignatureField": ("structio.signatures", "SignatureField"),
+    "BatchJob": ("structio.batch", "BatchJob"),
 }
 
 
@@ -123,34 +118,26 @@ def __getattr__(name: str) -> object:
         value.__module__ = "structio"
         globals()[name] = value
         return value
+    if name in _MOVED:
+        module, attribute = _MOVED[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'structio' has no attribute {name!r}")
 
 
 __all__ = [
     "Adapter",
-    "AdapterResult",
     "AssistantMessage",
-    "AsyncLMStream",
-    "AsyncStream",
-    "AsyncTextStream",
-    "Attempt",
     "Audio",
     "AuthenticationError",
     "BadRequestError",
     "BaseLM",
     "BatchError",
-    "BatchJob",
     "BulletedDict",
     "BulletedList",
-    "CallEndEvent",
-    "CallResult",
-    "CallStartEvent",
     "Callback",
     "ChainOfThought",
     "ChatAdapter",
-    "ChatPromptFunction",
     "CompactAdapter",
-    "Completion",
     "ConfigurationError",
     "ContextWindowExceededError",
     "DataError",
@@ -167,59 +154,43 @@ __all__ = [
     "LM",
     "LMConnectionError",
     "LMError",
-    "LMResponse",
-    "LMStream",
     "LMTimeoutError",
     "MediaError",
-    "ModelCapabilities",
     "NumberedDict",
     "NumberedList",
-    "OpenTelemetryCallback",
     "OutputField",
     "ParseError",
-    "ParseErrorEvent",
     "Part",
-    "PartSection",
     "Predict",
     "Prediction",
     "PredictionMeta",
     "Prompt",
-    "PromptFunction",
     "RateLimitError",
-    "Reading",
     "Reasoning",
     "Reread",
-    "ResponseCache",
     "Retry",
-    "RetryEvent",
     "ServerError",
     "Signature",
     "SignatureError",
-    "SignatureField",
-    "Stream",
     "StreamEvent",
     "StructioError",
     "SystemMessage",
     "Template",
     "TemplateError",
-    "TextStream",
     "TokenizerError",
     "Tool",
     "ToolCall",
     "ToolCallError",
     "ToolCalls",
     "ToolOutputAdapter",
-    "Truncation",
     "TruncationError",
     "Usage",
     "UsageError",
-    "UsageTracker",
     "UserMessage",
     "XMLAdapter",
     "chatprompt",
     "configure",
     "context",
-    "infer_prefix",
     "inspect_history",
     "load_prompt",
     "make_signature",

@@ -29,9 +29,8 @@ from typing import IO, Any, Generic, TextIO, TypeVar, Union
 
 from structio._util.files import atomic_write
 from structio.adapters.base import Adapter
-from structio.call import CallResult, PreparedCall, prepare, read_response
+from structio.call import CallOptions, CallResult, PreparedCall, prepare, read_response
 from structio.exceptions import BadRequestError, ConfigurationError, LMError, ServerError
-from structio.lm._errors import lm_error
 from structio.lm.base import BaseLM
 from structio.lm.batches import (
     OPENAI_LIMITS,
@@ -43,8 +42,8 @@ from structio.lm.batches import (
     batch_price,
     cache_entry,
 )
+from structio.lm.errors import lm_error
 from structio.lm.types import LMResponse, Usage
-from structio.rendering.prompt import TruncationStep
 from structio.signatures.signature import Signature
 
 __all__ = [
@@ -80,9 +79,8 @@ class BatchCall:
     signature: type[Signature]
     demos: list[dict[str, Any]] = field(default_factory=list)
     params: Mapping[str, Any] = field(default_factory=dict)
-    max_prompt_tokens: int | None = None
-    truncation_step: TruncationStep = 0
-    check_inputs: bool = True
+    #: The call options of the online call (a batch makes one request per row: no re-ask).
+    options: CallOptions = field(default_factory=CallOptions)
 
     def prepare(self, inputs: Mapping[str, Any]) -> PreparedCall:
         """The request the online call with ``inputs`` would send first."""
@@ -93,9 +91,7 @@ class BatchCall:
             self.demos,
             inputs,
             self.params,
-            max_prompt_tokens=self.max_prompt_tokens,
-            truncation_step=self.truncation_step,
-            check_inputs=self.check_inputs,
+            options=self.options,
         )
 
 

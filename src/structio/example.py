@@ -186,7 +186,10 @@ class Example:
         return copied
 
     def toDict(self) -> dict[str, Any]:  # noqa: N802 - DSPy's name
-        """The values as a plain dict; nested examples and pydantic models as dicts too."""
+        """The values as a plain dict; nested examples and pydantic models as dicts too.
+
+        DSPy's name (``dspy.Example.toDict``), kept for DSPy code.
+        """
         return {key: to_plain(value) for key, value in self._store.items()}
 
     to_dict = toDict

@@ -69,6 +69,16 @@ _ANSWER_FIELD = "answer"
 
 
 @dataclass(frozen=True)
+class _Plan:
+    """What one call of a prompt function sends: plain messages, or a typed call's parts."""
+
+    messages: list[dict[str, Any]]
+    signature: type[Signature] | None = None
+    inputs: Mapping[str, Any] | None = None
+    build: calling.Builder | None = None
+
+
+@dataclass(frozen=True)
 class _Message:
     content: str
     role: typing.ClassVar[Role]
@@ -157,15 +167,18 @@ class _BasePromptFunction(Generic[R]):
         lm: BaseLM | None,
         adapter: Adapter | None,
         params: Mapping[str, Any],
+        options: calling.CallOptions,
     ) -> None:
         # The stub's name, docstring and module, for help() and tracebacks.
-        functools.update_wrapper(self, function)  # type: ignore[arg-type]
+        functools.update_wrapper(self, function)
         self._function = function
         self._name = getattr(function, "__qualname__", repr(function))
         self._templates = list(templates)
         self.lm = check_lm(lm)
         self.adapter = check_adapter(adapter)
         self.params = dict(params)
+        #: How a typed return's call is made (re-asks, truncation, input checks).
+        self.options = options
         self._parameters = inspect.signature(function)
         for parameter in self._parameters.parameters.values():
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -305,6 +318,87 @@ class _BasePromptFunction(Generic[R]):
 
         return AsyncStream(items(), tuple(self._outputs()))
 
+    def _typed(self, plan: _Plan) -> tuple[Any, ...]:
+        """The signature, demos, inputs and parameters of a typed return's call."""
+        return (plan.signature, (), plan.inputs, self.params)
+
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Plan:
+        """What a call with these arguments sends (each kind of prompt function says)."""
+        raise NotImplementedError  # pragma: no cover - both kinds define it
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        """Fill the template(s), call the model and return the typed answer.
+
+        A typed answer goes through the call layer, as `Predict` does, with this function's
+        `options`: re-asks (``max_retries``), the adapter's fallback, the prompt budget and
+        the context-window cut. A ``str`` return takes the completion as it is.
+
+        Raises:
+            FormatError: An argument is missing or unknown.
+            ParseError: A typed answer cannot be read from the completion.
+            LMError: The provider failed.
+        """
+        plan = self._plan(args, kwargs)
+        lm, adapter = self._resolve()
+        if plan.signature is None:
+            result: R = self._text(lm(plan.messages, **self.params))
+            return result
+        return self._built(
+            calling.call(adapter, lm, *self._typed(plan), options=self.options, build=plan.build)
+        )
+
+    async def acall(self, *args: Any, **kwargs: Any) -> R:
+        """Async form of calling the function."""
+        plan = self._plan(args, kwargs)
+        lm, adapter = self._resolve()
+        if plan.signature is None:
+            result: R = self._text(await lm.acall(plan.messages, **self.params))
+            return result
+        outcome = await calling.acall(
+            adapter, lm, *self._typed(plan), options=self.options, build=plan.build
+        )
+        return self._built(outcome)
+
+    @overload
+    def stream(self: _BasePromptFunction[str], *args: Any, **kwargs: Any) -> TextStream: ...
+
+    @overload
+    def stream(self, *args: Any, **kwargs: Any) -> Stream[R]: ...
+
+    def stream(self, *args: Any, **kwargs: Any) -> TextStream | Stream[R]:
+        """Fill the template(s) and read the answer as the model writes it.
+
+        A ``str`` return gives a `TextStream` of text pieces (``str(stream)`` is the whole
+        text); a typed return gives a `Stream` of field events whose last item is the
+        typed answer, as `Predict.stream` (the same options, re-asks and fallback).
+
+        Raises:
+            FormatError: An argument is missing or unknown (at once).
+        """
+        plan = self._plan(args, kwargs)
+        lm, adapter = self._resolve()
+        if plan.signature is None:
+            return TextStream(_text_pieces(lm.stream(plan.messages, **self.params)))
+        return self._typed_stream(
+            calling.stream(adapter, lm, *self._typed(plan), options=self.options, build=plan.build)
+        )
+
+    @overload
+    def astream(self: _BasePromptFunction[str], *args: Any, **kwargs: Any) -> AsyncTextStream: ...
+
+    @overload
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncStream[R]: ...
+
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncTextStream | AsyncStream[R]:
+        """Async form of `stream`."""
+        plan = self._plan(args, kwargs)
+        lm, adapter = self._resolve()
+        if plan.signature is None:
+            return AsyncTextStream(_atext_pieces(lm.astream(plan.messages, **self.params)))
+        return self._atyped_stream(
+            calling.astream(adapter, lm, *self._typed(plan), options=self.options, build=plan.build)
+        )
+
     def _outputs(self) -> list[str]:
         return list(self._signature.output_fields) if self._signature is not None else []
 
@@ -352,78 +446,11 @@ class PromptFunction(_BasePromptFunction[R]):
         system = [{"role": "system", "content": doc}] if doc else []
         return _sent([*system, {"role": "user", "content": text}])
 
-    def __call__(self, *args: Any, **kwargs: Any) -> R:
-        """Fill the template, call the model and return the typed answer.
-
-        Raises:
-            FormatError: An argument is missing or unknown.
-            ParseError: A typed answer cannot be read from the completion.
-            LMError: The provider failed.
-        """
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Plan:
         text = self.format(*args, **kwargs)
-        lm, adapter = self._resolve()
         if self._signature is None:
-            result: R = self._text(lm(self._plain_messages(text), **self.params))
-            return result
-        outcome = calling.call(adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params)
-        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
-        return built
-
-    async def acall(self, *args: Any, **kwargs: Any) -> R:
-        """Async form of calling the function."""
-        text = self.format(*args, **kwargs)
-        lm, adapter = self._resolve()
-        if self._signature is None:
-            response = await lm.acall(self._plain_messages(text), **self.params)
-            result: R = self._text(response)
-            return result
-        outcome = await calling.acall(
-            adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params
-        )
-        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
-        return built
-
-    @overload
-    def stream(self: PromptFunction[str], *args: Any, **kwargs: Any) -> TextStream: ...
-
-    @overload
-    def stream(self, *args: Any, **kwargs: Any) -> Stream[R]: ...
-
-    def stream(self, *args: Any, **kwargs: Any) -> TextStream | Stream[R]:
-        """Fill the template and read the answer as the model writes it.
-
-        A ``str`` return gives a `TextStream` of text pieces (``str(stream)`` is the whole
-        text); a typed return gives a `Stream` of field events whose last item is the
-        typed answer, as `Predict.stream`.
-
-        Raises:
-            FormatError: An argument is missing or unknown (at once).
-        """
-        text = self.format(*args, **kwargs)
-        lm, adapter = self._resolve()
-        if self._signature is None:
-            return TextStream(_text_pieces(lm.stream(self._plain_messages(text), **self.params)))
-        return self._typed_stream(
-            calling.stream(adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params)
-        )
-
-    @overload
-    def astream(self: PromptFunction[str], *args: Any, **kwargs: Any) -> AsyncTextStream: ...
-
-    @overload
-    def astream(self, *args: Any, **kwargs: Any) -> AsyncStream[R]: ...
-
-    def astream(self, *args: Any, **kwargs: Any) -> AsyncTextStream | AsyncStream[R]:
-        """Async form of `stream`."""
-        text = self.format(*args, **kwargs)
-        lm, adapter = self._resolve()
-        if self._signature is None:
-            return AsyncTextStream(
-                _atext_pieces(lm.astream(self._plain_messages(text), **self.params))
-            )
-        return self._atyped_stream(
-            calling.astream(adapter, lm, self._signature, (), {_PROMPT_FIELD: text}, self.params)
-        )
+            return _Plan(self._plain_messages(text))
+        return _Plan([], self._signature, {_PROMPT_FIELD: text})
 
 
 class ChatPromptFunction(_BasePromptFunction[R]):
@@ -474,79 +501,11 @@ class ChatPromptFunction(_BasePromptFunction[R]):
 
         return build
 
-    def __call__(self, *args: Any, **kwargs: Any) -> R:
-        """Fill the messages, call the model and return the typed answer.
-
-        A typed answer goes through the call layer, as `Predict` does: the adapter's
-        fallback reads (or asks again in JSON) when the completion cannot be read, and a
-        prompt over the context window is reported as such.
-
-        Raises:
-            FormatError: An argument is missing or unknown.
-            ParseError: A typed answer cannot be read from the completion.
-            LMError: The provider failed.
-        """
-        lm, adapter = self._resolve()
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Plan:
         chat = self.format(*args, **kwargs)
         if self._signature is None:
-            result: R = self._text(lm(_sent(chat), **self.params))
-            return result
-        build = self._request(chat, self._signature)
-        outcome = calling.call(adapter, lm, self._signature, params=self.params, build=build)
-        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
-        return built
-
-    async def acall(self, *args: Any, **kwargs: Any) -> R:
-        """Async form of calling the function."""
-        lm, adapter = self._resolve()
-        chat = self.format(*args, **kwargs)
-        if self._signature is None:
-            result: R = self._text(await lm.acall(_sent(chat), **self.params))
-            return result
-        build = self._request(chat, self._signature)
-        outcome = await calling.acall(adapter, lm, self._signature, params=self.params, build=build)
-        built: R = self._build(outcome.outputs[0], self._text(outcome.responses[-1]))
-        return built
-
-    @overload
-    def stream(self: ChatPromptFunction[str], *args: Any, **kwargs: Any) -> TextStream: ...
-
-    @overload
-    def stream(self, *args: Any, **kwargs: Any) -> Stream[R]: ...
-
-    def stream(self, *args: Any, **kwargs: Any) -> TextStream | Stream[R]:
-        """Fill the messages and read the answer as the model writes it.
-
-        As `PromptFunction.stream`: a `TextStream` for a ``str`` return, else a `Stream`.
-
-        Raises:
-            FormatError: An argument is missing or unknown (at once).
-        """
-        lm, adapter = self._resolve()
-        chat = self.format(*args, **kwargs)
-        if self._signature is None:
-            return TextStream(_text_pieces(lm.stream(_sent(chat), **self.params)))
-        build = self._request(chat, self._signature)
-        return self._typed_stream(
-            calling.stream(adapter, lm, self._signature, params=self.params, build=build)
-        )
-
-    @overload
-    def astream(self: ChatPromptFunction[str], *args: Any, **kwargs: Any) -> AsyncTextStream: ...
-
-    @overload
-    def astream(self, *args: Any, **kwargs: Any) -> AsyncStream[R]: ...
-
-    def astream(self, *args: Any, **kwargs: Any) -> AsyncTextStream | AsyncStream[R]:
-        """Async form of `stream`."""
-        lm, adapter = self._resolve()
-        chat = self.format(*args, **kwargs)
-        if self._signature is None:
-            return AsyncTextStream(_atext_pieces(lm.astream(_sent(chat), **self.params)))
-        build = self._request(chat, self._signature)
-        return self._atyped_stream(
-            calling.astream(adapter, lm, self._signature, params=self.params, build=build)
-        )
+            return _Plan(_sent(chat))
+        return _Plan([], self._signature, None, self._request(chat, self._signature))
 
 
 def _sent(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -569,11 +528,15 @@ def prompt(
         template: The prompt, with ``{parameter}`` placeholders (``str.format`` syntax).
         lm: The model; by default the one set with `structio.configure` at call time.
         adapter: How a typed return is asked for and read (`ChatAdapter` by default).
-        **params: Request parameters for every call (``temperature``...).
+        **params: Request parameters for every call (``temperature``...), and the call
+            options of a typed return (`CallOptions`: ``max_retries``,
+            ``max_prompt_tokens``, ``truncation_step``, ``check_inputs``), taken out of
+            them. A ``str`` return reads any completion: nothing is re-asked.
 
     Raises:
         SignatureError: At decoration: a placeholder names no parameter, the template is
             malformed, or the function takes ``*args`` / ``**kwargs``.
+        ConfigurationError: A call option has a value it cannot take.
     """
     if not isinstance(template, str):
         raise SignatureError(
@@ -581,8 +544,17 @@ def prompt(
             "write @structio.prompt('...{x}...')"
         )
 
+    options, request_params = calling.CallOptions.split(params)
+
     def decorate(function: Callable[..., R]) -> PromptFunction[R]:
-        return PromptFunction(function, [("user", template)], lm=lm, adapter=adapter, params=params)
+        return PromptFunction(
+            function,
+            [("user", template)],
+            lm=lm,
+            adapter=adapter,
+            params=request_params,
+            options=options,
+        )
 
     return decorate
 
@@ -600,9 +572,12 @@ def chatprompt(
     the last user message, with the adapter's fallback and the context-window retry, as for
     `Predict`.
 
+    Request parameters and call options are taken from ``**params`` as by `prompt`.
+
     Raises:
         SignatureError: At decoration: no messages, something other than a message, a
             placeholder that names no parameter.
+        ConfigurationError: A call option has a value it cannot take.
     """
     if not messages:
         raise SignatureError("@chatprompt needs at least one message template")
@@ -613,9 +588,12 @@ def chatprompt(
                 f"AssistantMessage, not {type(message).__name__}"
             )
     templates = [(m.role, m.content) for m in messages]
+    options, request_params = calling.CallOptions.split(params)
 
     def decorate(function: Callable[..., R]) -> ChatPromptFunction[R]:
-        return ChatPromptFunction(function, templates, lm=lm, adapter=adapter, params=params)
+        return ChatPromptFunction(
+            function, templates, lm=lm, adapter=adapter, params=request_params, options=options
+        )
 
     return decorate
 

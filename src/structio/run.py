@@ -651,9 +651,7 @@ def run_batch(
         predict.signature,
         predict.demos,
         params,
-        predict.max_prompt_tokens,
-        predict.truncation_step,
-        predict.check_inputs,
+        predict.options,
     )
     try:
         with out.open("a", encoding="utf-8") as handle:

@@ -49,7 +49,7 @@ def test_an_lm_never_shows_a_credential() -> None:
     assert SECRET not in text
     assert "temperature=0" in text
     assert "X-Request-Id" in text  # what is not a secret is still shown
-    assert lm.params["api_key"] == SECRET  # it is kept, only never shown
+    assert lm.client["api_key"] == SECRET  # it is kept, only never shown
 
 
 def test_objects_around_a_call_never_show_a_credential(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 import structio as sio
 from structio.adapters.compact_adapter import CompactAdapter, output_type
+from structio.lm.profile import ModelProfile
 
 
 class Contact(BaseModel):
@@ -67,6 +68,16 @@ class Capabilities:
     supports_json_mode: bool = False
     supports_function_calling: bool = False
     supports_reasoning: bool = False
+
+    @property
+    def profile(self) -> ModelProfile:
+        """The flags as the profile adapters read."""
+        return ModelProfile(
+            json_schema=self.supports_response_schema,
+            json_object=self.supports_json_mode,
+            tools=self.supports_function_calling,
+            reasoning=self.supports_reasoning,
+        )
 
 
 def test_prompt_of_a_small_signature() -> None:

@@ -248,9 +248,11 @@ class ScriptedLM(sio.BaseLM):
     """A model that answers with DSPy's scripted responses and records each request."""
 
     def __init__(self, capabilities: dict[str, Any], responses: list[dict[str, Any]]) -> None:
-        super().__init__(model="golden")
-        self.supports_function_calling = capabilities.get("supports_function_calling", False)
-        self.supports_reasoning = capabilities.get("supports_reasoning", False)
+        profile = {
+            "tools": capabilities.get("supports_function_calling", False),
+            "reasoning": capabilities.get("supports_reasoning", False),
+        }
+        super().__init__(model="golden", profile=profile)
         self.responses = list(responses)
         self.requests: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
 

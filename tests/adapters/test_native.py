@@ -111,7 +111,7 @@ def test_a_call_to_no_tool_or_with_wrong_arguments_is_a_parse_error(
 def test_the_call_params_and_the_model_say_how_tools_travel() -> None:
     lm = sio.FakeLM([Completion("", "tool_calls", (openai_call("c", "add", {"a": 1}),))])
     assert native_plan(Ask, lm, native_tools=None, native_reasoning=None).native_calls is False
-    lm.supports_function_calling = True
+    lm = sio.FakeLM([], profile={"tools": True})
     plan = native_plan(Ask, lm, native_tools=None, native_reasoning=None)
     assert plan is not None
     assert plan.native_calls

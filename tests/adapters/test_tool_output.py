@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 import structio as sio
 from structio.adapters.tool_output import ToolOutputAdapter, answer_tool
+from structio.lm.profile import ModelProfile
 from structio.lm.types import Completion
 from structio.parsing.stream import FieldValue
 from tests.wire.server import OpenAIServer, Reply
@@ -78,6 +79,16 @@ class Capabilities:
     supports_json_mode: bool = True
     supports_function_calling: bool = True
     supports_reasoning: bool = False
+
+    @property
+    def profile(self) -> ModelProfile:
+        """The flags as the profile adapters read."""
+        return ModelProfile(
+            json_schema=self.supports_response_schema,
+            json_object=self.supports_json_mode,
+            tools=self.supports_function_calling,
+            reasoning=self.supports_reasoning,
+        )
 
 
 # -- the prompt and the request --------------------------------------------------------------

@@ -14,12 +14,13 @@ send it (see `ResponseCache`); the requests below are therefore distinct within 
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
 import pickle
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import pytest
 
 import structio as sio
 from structio.lm.cache import ResponseCache
+from structio.lm.mock import MockRequest, MockTransport
 from structio.lm.types import Completion, LMResponse, Usage
 
 WORKERS = 4
@@ -35,23 +37,15 @@ QUESTIONS = [f"question {number}" for number in range(40)]
 TIMEOUT = 180.0
 
 
-def provider(
-    hits: str,
-    model: str,
-    messages: list[dict[str, Any]],
-    params: Mapping[str, Any],
-    timeout: float,
-    start: float,
-    attempt: int,
-) -> LMResponse:
+def provider(hits: str, request: MockRequest) -> LMResponse:
     """The provider: each request is a file in ``hits``, and an answer of its own."""
     answer = f"{os.getpid()}-{uuid.uuid4().hex}"
-    record = {"pid": os.getpid(), "messages": messages, "answer": answer}
+    record = {"pid": os.getpid(), "messages": list(request.messages), "answer": answer}
     Path(hits, f"{uuid.uuid4().hex}.json").write_text(json.dumps(record), encoding="utf-8")
     text = f"[[ ## answer ## ]]\n{answer}\n\n[[ ## completed ## ]]"
     return LMResponse(
         completions=(Completion(text, "stop"),),
-        model=model,
+        model=request.model,
         usage=Usage(prompt_tokens=10, completion_tokens=2),
     )
 
@@ -65,7 +59,7 @@ class ProviderLM(sio.LM):
 
     def _bind_transport(self) -> None:
         super()._bind_transport()
-        self._send = lambda *request: provider(self.hits, *request)
+        self._transport = MockTransport(functools.partial(provider, self.hits))
 
 
 def ask(job: tuple[Any, list[str]]) -> list[tuple[str, str, bool, int]]:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import structio as sio
-from structio.lm.fake import DEFAULT_RECORD
+from structio.testing import DEFAULT_RECORD
 
 QA = sio.Signature("question -> answer: int")
 

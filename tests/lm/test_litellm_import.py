@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = """
 def test_lookup_first():
     from structio.lm._litellm import model_capabilities
-    assert model_capabilities("gpt-4o-mini")["max_input_tokens"] == 128000
+    assert model_capabilities("gpt-4o-mini").context_window == 128000
 
 
 def test_then_a_response_object():

@@ -49,7 +49,7 @@ def test_the_price_of_a_usage_is_litellms(model: str) -> None:
 def test_schema_support_is_litellms(model: str) -> None:
     info = model_info(model)
     assert info is not None
-    assert info.supports_response_schema == model_capabilities(model)["response_schema"]
+    assert info.supports_response_schema == model_capabilities(model).json_schema
 
 
 def test_unknown_models_have_no_metadata_and_no_price() -> None:

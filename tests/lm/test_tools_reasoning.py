@@ -340,9 +340,8 @@ def test_a_missing_mcp_is_found_however_litellm_wrapped_it() -> None:
 
 
 def test_base_lm_claims_no_tools_and_no_reasoning() -> None:
-    assert sio.BaseLM.supports_function_calling is False
-    assert sio.BaseLM.supports_reasoning is False
     lm = sio.FakeLM(["x"])
+    assert (lm.profile.tools, lm.profile.reasoning) == (False, False)
     assert (lm.supports_function_calling, lm.supports_reasoning) == (False, False)
     scripted = sio.FakeLM(["x"], supports_function_calling=True, supports_reasoning=True)
     assert (scripted.supports_function_calling, scripted.supports_reasoning) == (True, True)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import structio as sio
 from structio._util.scan import strip_fence
-from structio.parsing import decode, locate
+from structio.parsing import decode, labels, locate
 from structio.parsing.clean import clean
 from structio.parsing.locate import (
     _TAIL_DECORATION_CHARS,
@@ -139,7 +139,7 @@ def labels_by_lines(
     text: str, names: list[str], outputs: dict[str, bool], narrow: tuple[str, ...] = ()
 ) -> Found | None:
     by_norm = {norm(n): n for n in names}
-    label_line = locate._label_line(tuple(by_norm.values()))
+    label_line = labels._label_line(tuple(by_norm.values()))
     current: str | None = None
     collected: dict[str, list[list[str]]] = {}  # each time an output is labelled, its lines
     before: list[str] = []

@@ -93,8 +93,7 @@ def test_a_key_from_the_environment_is_redacted(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     server.handler = echoing(401)
-    lm = make_lm(api_key=None)
-    lm.params.pop("api_key")
+    lm = make_lm(api_key=None)  # no key given: the environment's is sent
     with pytest.raises(sio.AuthenticationError) as info:
         lm(MESSAGES)
     assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}"

@@ -272,7 +272,7 @@ VALUES = {"category": "billing", "urgency": 3}
 def test_run_with_each_adapter(
     server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    from structio.cli import ADAPTERS
+    from structio.cli.parser import ADAPTERS
 
     adapter = ADAPTERS[name]()
     sig = make_signature(SIG)

@@ -260,7 +260,7 @@ def test_an_api_base_without_a_scheme_is_refused_at_construction(
     ):
         lm(MESSAGES)
     assert sleeps == []
-    assert sio.LM("openai/x", api_base="HTTPS://example.test/v1").params["api_base"]
+    assert sio.LM("openai/x", api_base="HTTPS://example.test/v1").client["api_base"]
 
 
 def test_the_suite_cannot_reach_the_internet() -> None:

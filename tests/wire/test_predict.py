@@ -55,12 +55,7 @@ def test_adapter_swapped_per_call_sends_the_json_prompt_and_response_format(
 def test_strict_json_schema_when_the_model_supports_it(
     server: OpenAIServer, make_lm: MakeLM
 ) -> None:
-    lm = make_lm()
-    lm.__dict__["_capabilities"] = {
-        "response_schema": True,
-        "json_mode": True,
-        "max_input_tokens": None,
-    }
+    lm = make_lm(profile={"json_schema": True})
     server.reply(Reply(content=JSON_ANSWER))
     sio.Predict(Triage, lm=lm, adapter=sio.JSONAdapter())(ticket="x")
     response_format = server.requests[0].body["response_format"]

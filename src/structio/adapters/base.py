@@ -16,13 +16,22 @@ from __future__ import annotations
 import abc
 import textwrap
 import typing
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
+from typing import Any, ClassVar
 from weakref import WeakKeyDictionary
 
 from structio._util.data import jsonable
-from structio._util.refs import ImportPolicy, class_ref, import_ref
+from structio.adapters.fields import describe_fields, field_names, text_outputs
+from structio.adapters.hooks import (
+    NONE_OPEN,
+    Message,
+    ModelCapabilities,
+    Reading,
+    hook,
+    set_native_options,
+)
+from structio.adapters.inputs import check_input_types, coerced, marked_texts
 from structio.adapters.native import (
     Native,
     native_calls_of,
@@ -31,14 +40,13 @@ from structio.adapters.native import (
     tool_turn,
     tool_types,
 )
+from structio.adapters.plan import Plan, demo_key, history_key, plain_user_content
+from structio.adapters.saving import adapter_class, saved_name
 from structio.exceptions import ConfigurationError, FormatError, ParseError
-from structio.media import Media
 from structio.parsing.clean import clean
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
 from structio.parsing.stream import StreamReader
-from structio.rendering.formatting import formatting_class, input_text
-from structio.rendering.memo import RenderCache, freeze_fields
 from structio.rendering.prompt import Part, Prompt, part_messages
 from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 from structio.signatures.field import SignatureField
@@ -61,11 +69,8 @@ __all__ = [
     "check_input_types",
     "hook",
     "set_native_options",
+    "text_outputs",
 ]
-
-Message = dict[str, Any]
-"""An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
-
 
 INCOMPLETE_DEMO_PREFIX = (
     "This is an example of the task, though some input or output fields are not supplied."
@@ -76,118 +81,13 @@ STRUCTURE_SENTENCE = (
     "with the appropriate values filled in."
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _TOOL_CALLS_REQUIREMENT = (
     ' (must be a JSON object like {"tool_calls": [{"name": "...", "args": {...}}]})'
 )
 
 
-def hook(method: F) -> F:
-    """Mark a method as a documented extension point that subclasses may override.
-
-    Hooks may call ``super()``; the base implementations never call back into an override
-    of the same hook, so an override that extends the default cannot recurse.
-    """
-    method.__structio_hook__ = True  # type: ignore[attr-defined]
-    return method
-
-
-class ModelCapabilities(Protocol):
-    """What an adapter may ask of a model when it chooses request parameters."""
-
-    @property
-    def supports_response_schema(self) -> bool:
-        """Whether the provider accepts a strict JSON schema as ``response_format``."""
-        ...
-
-    @property
-    def supports_json_mode(self) -> bool:
-        """Whether the provider accepts ``response_format={"type": "json_object"}``."""
-        ...
-
-    @property
-    def supports_function_calling(self) -> bool:
-        """Whether the model takes ``tools=`` and answers with tool calls."""
-        ...
-
-    @property
-    def supports_reasoning(self) -> bool:
-        """Whether the model returns its reasoning beside the answer."""
-        ...
-
-
-_NONE_OPEN: frozenset[str] = frozenset()
-
-
-class Reading(NamedTuple):
-    """A parsed completion: the typed outputs, which reader found them, which were open.
-
-    ``open_fields`` are outputs whose text ran to the end of the completion with nothing to
-    close it: complete only if the model stopped by itself.
-    """
-
-    values: dict[str, Any]
-    reader: str
-    open_fields: frozenset[str] = frozenset()
-
-
-class _Plan:
-    """Everything about a signature that an adapter needs on every call, computed once."""
-
-    __slots__ = (
-        "all_inputs",
-        "coerced",
-        "custom_user",
-        "history",
-        "input_formats",
-        "input_names",
-        "inputs",
-        "outputs",
-        "reminder",
-        "rendered",
-        "required_inputs",
-        "system",
-        "system_part",
-    )
-
-    def __init__(self, adapter: Adapter, sig: type[Signature]) -> None:
-        self.inputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
-            (name, f, f.annotation is str)
-            for name, f in sig.input_fields.items()
-            if f.annotation is not History
-        )
-        self.history: tuple[str, ...] = tuple(
-            name for name, f in sig.input_fields.items() if f.annotation is History
-        )
-        self.input_names = frozenset(sig.input_fields)
-        self.input_formats: dict[str, type] = {
-            name: klass
-            for name, f, _ in self.inputs
-            if (klass := formatting_class(f.annotation)) is not None
-        }
-        self.required_inputs = tuple(name for name, f, _ in self.inputs if f.required)
-        # Inputs given as a URL, a path or a plain function become an Image or a Tool.
-        self.coerced: tuple[tuple[str, SignatureField], ...] = tuple(
-            (name, f) for name, f, _ in self.inputs if _holds_value_types(f.annotation)
-        )
-        self.outputs: tuple[tuple[str, SignatureField, bool], ...] = tuple(
-            (name, f, f.annotation is str) for name, f in sig.output_fields.items()
-        )
-        self.system = adapter.format_system_message(sig)
-        self.system_part = Part("system", "system", self.system)
-        self.reminder = adapter.user_message_output_requirements(sig)
-        # Whether a subclass changed how user messages look (then its method is used).
-        self.custom_user = (
-            type(adapter).format_user_message_content is not Adapter.format_user_message_content
-        )
-        self.all_inputs = tuple(name for name, _, _ in self.inputs)
-        # Demo and history parts by content: they come back on every call.
-        self.rendered = RenderCache()
-
-
 # Plans of adapters whose options cannot be hashed, kept with the instance itself.
-_INSTANCE_PLANS: WeakKeyDictionary[Adapter, dict[type[Signature], _Plan]] = WeakKeyDictionary()
+_INSTANCE_PLANS: WeakKeyDictionary[Adapter, dict[type[Signature], Plan]] = WeakKeyDictionary()
 # Where an adapter keeps the key of its plans (computed from its options, dropped when one is
 # set), and the key of an adapter whose options cannot be hashed.
 _PLAN_KEY = "_structio_plan_key"
@@ -248,14 +148,7 @@ class Adapter(abc.ABC):
                 not JSON data.
         """
         klass = type(self)
-        if _is_structio(klass):
-            name = klass.__qualname__
-        else:
-            try:
-                name = class_ref(klass)
-            except ValueError as exc:
-                raise ConfigurationError(f"cannot save adapter {klass.__name__}: {exc}") from None
-        data: dict[str, Any] = {"type": name}
+        data: dict[str, Any] = {"type": saved_name(klass)}
         for key, value in self._options().items():
             converted = jsonable(value)
             if isinstance(converted, str) and not isinstance(value, str):
@@ -297,35 +190,14 @@ class Adapter(abc.ABC):
             )
         name = data["type"]
         options = {k: v for k, v in data.items() if k != "type"}
-        klass: Any = _defined_adapter(name)
-        if klass is None and ":" not in name:
-            raise ConfigurationError(
-                f"cannot load adapter {name!r}: structio has no adapter of that name, and a "
-                "custom adapter is named by module:QualName"
-            )
-        if klass is None:
-            try:
-                policy = ImportPolicy(allowed_modules, trust=trust_types)
-            except ValueError as exc:
-                raise ConfigurationError(str(exc)) from None
-            # Checked before any import: importing is what runs a module's code.
-            refused = policy.refusal(name.partition(":")[0])
-            if refused is not None:
-                raise ConfigurationError(
-                    f"cannot load adapter: the file names class {name!r}: {refused}"
-                )
-            try:
-                klass = import_ref(name, policy=policy)
-            except ImportError as exc:
-                raise ConfigurationError(f"cannot load adapter: {exc}") from None
-        if not (isinstance(klass, type) and issubclass(klass, Adapter)):
-            raise ConfigurationError(f"cannot load adapter {name!r}: it is not an Adapter class")
+        klass: Any = adapter_class(Adapter, name, allowed_modules, trust_types)
         try:
-            return klass(**options)
+            adapter: Adapter = klass(**options)
         except TypeError as exc:
             raise ConfigurationError(
                 f"cannot load adapter {name!r} with options {options!r}: {exc}"
             ) from None
+        return adapter
 
     # -- public API -------------------------------------------------------------------------
 
@@ -401,7 +273,7 @@ class Adapter(abc.ABC):
         if plan.custom_user:
             request = self.format_user_message_content(sig, values, main_request=True)
         else:  # the usual case, without a method call in between
-            request = _plain_user_content(plan, values, "", True)
+            request = plain_user_content(plan, values, "", True)
         parts.append(Part("user", "user", request))
         return parts
 
@@ -447,7 +319,7 @@ class Adapter(abc.ABC):
         values = read_outputs(signature, completion, found, adapter=type(self).__name__)
         if found is None:  # read_outputs has raised; this keeps the type checker informed
             return Reading(values, "")
-        opened = frozenset(found.open) if found.open else _NONE_OPEN
+        opened = frozenset(found.open) if found.open else NONE_OPEN
         # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs per call.
         return tuple.__new__(Reading, (values, found.how, opened))
 
@@ -483,7 +355,7 @@ class Adapter(abc.ABC):
     @staticmethod
     def _cleaned(signature: type[Signature], text: str, inputs: Mapping[str, Any]) -> str:
         """The cleaned text without echoes of inputs that hold a marker (see `parse`)."""
-        echoes = _marked_texts(inputs)
+        echoes = marked_texts(inputs)
         return without_echoes(text, echoes, signature.output_fields) if echoes else text
 
     @hook
@@ -597,8 +469,8 @@ class Adapter(abc.ABC):
         """The ``Your input fields are: ...`` block."""
         inputs = {n: f for n, f in signature.input_fields.items() if f.annotation is not History}
         return (
-            f"Your input fields are:\n{_describe(inputs)}\n"
-            f"Your output fields are:\n{_describe(signature.output_fields)}"
+            f"Your input fields are:\n{describe_fields(inputs)}\n"
+            f"Your output fields are:\n{describe_fields(signature.output_fields)}"
         )
 
     @hook
@@ -648,12 +520,12 @@ class Adapter(abc.ABC):
         main_request: bool = False,
     ) -> str:
         """A user message: the given inputs as sections, then the reminder on requests."""
-        return _plain_user_content(self._plan(signature), inputs, prefix, main_request)
+        return plain_user_content(self._plan(signature), inputs, prefix, main_request)
 
     def _user_content(
         self,
         signature: type[Signature],
-        plan: _Plan,
+        plan: Plan,
         inputs: Mapping[str, Any],
         prefix: str,
         main_request: bool,
@@ -662,7 +534,7 @@ class Adapter(abc.ABC):
             return self.format_user_message_content(
                 signature, inputs, prefix=prefix, main_request=main_request
             )
-        return _plain_user_content(plan, inputs, prefix, main_request)
+        return plain_user_content(plan, inputs, prefix, main_request)
 
     @hook
     @abc.abstractmethod
@@ -721,7 +593,7 @@ class Adapter(abc.ABC):
                 missing: str | None = missing,
                 number: int = number,
             ) -> tuple[Part, ...]:
-                demo = _coerced(signature, plan, demo)
+                demo = coerced(signature, plan.coerced, demo)
                 user = self._user_content(signature, plan, demo, prefix, False)
                 assistant = self.format_assistant_message_content(signature, demo, missing)
                 return (
@@ -729,7 +601,7 @@ class Adapter(abc.ABC):
                     Part(f"demo_{number}_assistant", "assistant", assistant),
                 )
 
-            key = partial(_demo_key, number, missing, demo)
+            key = partial(demo_key, number, missing, demo)
             parts.extend(plan.rendered.get(key, render))
         return parts
 
@@ -758,7 +630,7 @@ class Adapter(abc.ABC):
         for number, turn in enumerate(history.messages, 1):
 
             def render(turn: Mapping[str, Any] = turn, number: int = number) -> tuple[Part, ...]:
-                turn = _coerced(signature, plan, turn)
+                turn = coerced(signature, plan.coerced, turn)
                 rendered: list[Part] = []
                 label = f"history_{number}"
                 if any(name in turn for name, _, _ in plan.inputs):
@@ -792,7 +664,7 @@ class Adapter(abc.ABC):
                     )
                 return tuple(rendered)
 
-            parts.extend(plan.rendered.get(partial(_history_key, number, turn), render))
+            parts.extend(plan.rendered.get(partial(history_key, number, turn), render))
         return parts
 
     # -- shared machinery -------------------------------------------------------------------
@@ -813,7 +685,16 @@ class Adapter(abc.ABC):
         state.pop(_PLAN_KEY, None)
         return state
 
-    def _plan(self, sig: type[Signature]) -> _Plan:
+    def _new_plan(self, sig: type[Signature]) -> Plan:
+        custom_user = (
+            type(self).format_user_message_content is not Adapter.format_user_message_content
+        )
+        system = self.format_system_message(sig)
+        return Plan(
+            sig, system, self.user_message_output_requirements(sig), custom_user=custom_user
+        )
+
+    def _plan(self, sig: type[Signature]) -> Plan:
         state = self.__dict__
         key = state.get(_PLAN_KEY)
         if key is None:
@@ -828,16 +709,16 @@ class Adapter(abc.ABC):
             plans = _INSTANCE_PLANS.setdefault(self, {})
             plan = plans.get(sig)
             if plan is None:
-                plan = plans[sig] = _Plan(self, sig)
+                plan = plans[sig] = self._new_plan(sig)
             return plan
         cache = sig.__structio_cache__
         plan = cache.get(key)
         if plan is None:
-            plan = cache[key] = _Plan(self, sig)
+            plan = cache[key] = self._new_plan(sig)
         return plan
 
     def _check_inputs(
-        self, sig: type[Signature], plan: _Plan, inputs: Mapping[str, Any] | None
+        self, sig: type[Signature], plan: Plan, inputs: Mapping[str, Any] | None
     ) -> dict[str, Any]:
         if (
             type(inputs) is dict
@@ -862,7 +743,7 @@ class Adapter(abc.ABC):
             names = ", ".join(f"`{n}`" for n in missing)
             raise FormatError(
                 f"missing required input(s) {names} for {sig.__name__} ({sig.signature}); "
-                f"its inputs are: {_names(sig.input_fields)}"
+                f"its inputs are: {field_names(sig.input_fields)}"
             )
         for name, field, _ in plan.inputs:
             if name not in values and field.has_default:
@@ -873,7 +754,7 @@ class Adapter(abc.ABC):
                     values[name] = History.coerce(values[name])
                 except TypeError as exc:
                     raise FormatError(f"input `{name}` of {sig.__name__}: {exc}") from None
-        return typing.cast("dict[str, Any]", _coerced(sig, plan, values))
+        return typing.cast("dict[str, Any]", coerced(sig, plan.coerced, values))
 
     def _check_outputs(self, sig: type[Signature], outputs: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(outputs, Mapping):
@@ -890,235 +771,3 @@ class Adapter(abc.ABC):
                 f"({sig.signature}); a finetuning target needs every required output"
             )
         return values
-
-
-def set_native_options(
-    adapter: Adapter, native_tools: bool | None, native_reasoning: bool | None
-) -> None:
-    """Keep an adapter's native options, each only when chosen.
-
-    A default (``None``) is not stored, so an adapter made without them saves, prints and
-    compares as before they existed; `Adapter.native` reads a missing one as ``None``.
-    """
-    for name, value in (("native_tools", native_tools), ("native_reasoning", native_reasoning)):
-        if value is not None and not isinstance(value, bool):
-            raise ValueError(f"{name} must be True, False or None, not {value!r}")
-        if value is not None:
-            setattr(adapter, name, value)
-
-
-def _is_structio(klass: type) -> bool:
-    module = klass.__module__
-    return module == "structio" or module.startswith("structio.")
-
-
-def _plain_user_content(
-    plan: _Plan, inputs: Mapping[str, Any], prefix: str, main_request: bool
-) -> str:
-    """A user message as the base adapter writes it: input sections, then the reminder."""
-    parts = [prefix]
-    formats = plan.input_formats
-    for name, _, is_str in plan.inputs:
-        if name in inputs:
-            value = inputs[name]
-            text = (
-                value
-                if type(value) is str
-                else input_text(value, str_field=is_str, as_class=formats.get(name))
-            )
-            parts.append(f"[[ ## {name} ## ]]\n{text}")
-    if main_request:
-        parts.append(plan.reminder)
-    return "\n\n".join(parts).strip()
-
-
-def _defined_adapter(name: str) -> type[Adapter] | None:
-    """An adapter class this program has defined, found without importing anything.
-
-    structio's adapters by class name (they are all imported with `structio.adapters`);
-    others by ``module:QualName``, among the subclasses whose modules are imported already.
-    """
-    custom = ":" in name
-    pending: list[type[Adapter]] = list(Adapter.__subclasses__())
-    while pending:
-        klass = pending.pop()
-        if custom:
-            if "<locals>" not in klass.__qualname__ and name == (
-                f"{klass.__module__}:{klass.__qualname__}"
-            ):
-                return klass
-        elif klass.__qualname__ == name and _is_structio(klass):
-            return klass
-        pending.extend(klass.__subclasses__())
-    return None
-
-
-def _demo_key(number: int, missing: str | None, demo: Mapping[str, Any]) -> Hashable:
-    return ("demo", number, missing, freeze_fields(demo))
-
-
-def _history_key(number: int, turn: Mapping[str, Any]) -> Hashable:
-    return ("history", number, freeze_fields(turn))
-
-
-def _describe(fields: Mapping[str, SignatureField]) -> str:
-    lines = []
-    for i, (name, field) in enumerate(fields.items(), 1):
-        line = f"{i}. `{name}` ({type_info(field.annotation).name}): {field.desc or ''}"
-        for klass, description in _type_descriptions(field.annotation):
-            line += f"\n    Type description of {klass.__name__}: {description}"
-        if field.constraints:
-            line += f"\nConstraints: {field.constraints_text}"
-        lines.append(line)
-    return "\n".join(lines).strip()
-
-
-def check_input_types(signature: type[Signature], inputs: Mapping[str, Any] | None) -> None:
-    """Raise `FormatError` for an input value that does not fit its declared type.
-
-    Checked as pydantic checks in lax mode (``"3"`` fits ``int``; ``3`` does not fit
-    ``str``), with the field's constraints; the value sent is the one given, unchanged.
-    Inputs the adapters convert themselves (`History`, media and tool types) and names that
-    are not inputs (the adapter reports those) are left to the adapter.
-
-    Raises:
-        FormatError: Naming the field, its type, the value and why it does not fit.
-    """
-    if not inputs:
-        return
-    fields = signature.input_fields
-    for name, value in inputs.items():
-        field = fields.get(name)
-        if field is None:
-            continue
-        annotation = field.annotation
-        if (annotation is str and type(value) is str) or annotation is Any:
-            continue  # the usual input: nothing to check
-        if annotation is History or _holds_value_types(annotation):
-            continue
-        info = type_info(annotation, tuple(field.constraints.items()))
-        try:
-            info.validator  # noqa: B018 - built here to tell a type pydantic cannot check
-        except Exception:  # an arbitrary class: pydantic has no schema for it
-            if isinstance(annotation, type) and not isinstance(value, annotation):
-                problem = f"not an instance of {annotation.__name__}"
-                raise FormatError(
-                    _input_type_message(signature, name, info.name, value, problem)
-                ) from None
-            continue
-        try:
-            info.validate(value)
-        except ValueError as problem:
-            raise FormatError(
-                _input_type_message(signature, name, info.name, value, str(problem))
-            ) from None
-
-
-def _input_type_message(
-    signature: type[Signature], name: str, type_text: str, value: Any, problem: str
-) -> str:
-    shown = repr(value)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return (
-        f"input `{name}` of {signature.__name__} must be {type_text}, not "
-        f"{type(value).__name__} {shown}: {problem} (pass check_inputs=False to send values "
-        "as they are)"
-    )
-
-
-def _holds_value_types(annotation: Any) -> bool:
-    """Whether an annotation names a media or tool type anywhere in it (``list[Image]``)."""
-    # On 3.10 `list[int]` passes isinstance(..., type), but is no class to issubclass.
-    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
-        if issubclass(annotation, Media):
-            return True
-        types = tool_types()
-        if types is not None and issubclass(annotation, types[0]):
-            return True
-    return any(_holds_value_types(arg) for arg in typing.get_args(annotation))
-
-
-def _coerced(sig: type[Signature], plan: _Plan, values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Inputs of a call, a demo or a history turn as their declared media or tool types.
-
-    A URL or a path becomes an `Image` (`Audio`, `File`), a function a `Tool`.
-    """
-    if not plan.coerced:
-        return values
-    changed: dict[str, Any] | None = None
-    for name, field in plan.coerced:
-        value = values.get(name)
-        if value is None:
-            continue
-        try:
-            converted = type_info(field.annotation).validate(value)
-        except ValueError as exc:
-            raise FormatError(f"input `{name}` of {sig.__name__}: {exc}") from None
-        if converted is not value:
-            if changed is None:
-                changed = dict(values)
-            changed[name] = converted
-    return values if changed is None else changed
-
-
-def _type_descriptions(annotation: Any) -> list[tuple[type, str]]:
-    """The classes inside an annotation that describe themselves to the model, and how.
-
-    A class with a ``prompt_description()`` classmethod (`ToolCalls`) gets a ``Type
-    description of`` line under its field, once, as DSPy writes one for its types.
-    """
-    found: list[tuple[type, str]] = []
-    pending = [annotation]
-    seen: set[int] = set()
-    while pending:
-        current = pending.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        describe = (
-            getattr(current, "prompt_description", None)
-            if isinstance(current, type) and typing.get_origin(current) is None
-            else None
-        )
-        if describe is not None:
-            text = describe()
-            if text:
-                found.append((current, text))
-        pending.extend(typing.get_args(current))
-    return found
-
-
-def _names(fields: Mapping[str, Any]) -> str:
-    return ", ".join(f"`{n}`" for n in fields) or "(none)"
-
-
-def text_outputs(signature: type[Signature]) -> dict[str, bool]:
-    """Each output, and whether any text at all would be a valid value of it.
-
-    Such an output (``str``, ``Optional[str]``, a union with ``str``, ``Any``) never takes a
-    completion's whole text as its value: a refusal would become the answer.
-    """
-    cache = signature.__structio_cache__
-    found: dict[str, bool] | None = cache.get("text_outputs")
-    if found is None:
-        found = cache["text_outputs"] = {
-            name: type_info(f.annotation).accepts_any_text
-            for name, f in signature.output_fields.items()
-        }
-    return found
-
-
-def _marked_texts(inputs: Mapping[str, Any]) -> list[str]:
-    """The input texts (strings, and strings in lists) that hold a ``[[`` marker start.
-
-    Only these can be echoed into something read as an answer; most calls have none, and
-    then nothing more is done.
-    """
-    found: list[str] = []
-    for value in inputs.values():
-        if isinstance(value, str):
-            if "[[" in value:
-                found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, str) and "[[" in v)
-    return found

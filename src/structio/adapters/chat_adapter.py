@@ -6,13 +6,9 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, ClassVar, Literal
 
-from structio.adapters.base import (
-    STRUCTURE_SENTENCE,
-    Adapter,
-    hook,
-    set_native_options,
-    text_outputs,
-)
+from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
+from structio.adapters.fields import text_outputs
+from structio.adapters.hooks import hook, set_native_options
 from structio.adapters.json_adapter import JSONAdapter
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import SectionStreamReader, StreamReader

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from structio.adapters.base import STRUCTURE_SENTENCE, ModelCapabilities, _describe, hook
+from structio.adapters.base import STRUCTURE_SENTENCE
+from structio.adapters.fields import describe_fields
+from structio.adapters.hooks import ModelCapabilities, hook
 from structio.adapters.json_adapter import JSONAdapter
 from structio.signatures.history import History
 from structio.signatures.signature import Signature
@@ -48,9 +50,8 @@ class CompactAdapter(JSONAdapter):
         Never a JSON schema (see the class); a ``response_format`` the caller chose is kept.
         """
         kwargs = dict(params)
-        if "response_format" not in kwargs and (
-            lm.supports_json_mode or lm.supports_response_schema
-        ):
+        profile = lm.profile
+        if "response_format" not in kwargs and (profile.json_object or profile.json_schema):
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
 
@@ -63,7 +64,8 @@ class CompactAdapter(JSONAdapter):
         """
         inputs = {n: f for n, f in signature.input_fields.items() if f.annotation is not History}
         names = ", ".join(f"`{name}`" for name in signature.output_fields)
-        return f"Your input fields are:\n{_describe(inputs)}\nYour output fields are: {names}."
+        described = describe_fields(inputs)
+        return f"Your input fields are:\n{described}\nYour output fields are: {names}."
 
     @hook
     def format_field_structure(self, signature: type[Signature]) -> str:

@@ -9,14 +9,9 @@ from functools import partial
 from typing import Any, ClassVar
 
 from structio._util.data import jsonable
-from structio.adapters.base import (
-    STRUCTURE_SENTENCE,
-    Adapter,
-    ModelCapabilities,
-    hook,
-    set_native_options,
-    text_outputs,
-)
+from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
+from structio.adapters.fields import text_outputs
+from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.parsing.locate import (
     Found,
     bare_json_value,
@@ -66,21 +61,31 @@ class JSONAdapter(Adapter):
     ) -> dict[str, Any]:
         """Add a ``response_format`` the model supports, unless the caller chose one.
 
-        A strict ``json_schema`` built from the output fields when litellm says the model
-        supports schemas and no output is an open ``dict`` (strict schemas cannot express one,
-        and forcing ``{}`` would lose data); ``{"type": "json_object"}`` when the model supports
-        only that; nothing (plain prompting) otherwise.
+        What the model's `ModelProfile` (``lm.profile``) says it takes: a ``json_schema``
+        built from the output fields when it takes schemas; in the ``"openai-strict"``
+        dialect, a strict one, unless an output is an open ``dict`` (strict schemas cannot
+        express one, and forcing ``{}`` would lose data); in the ``"json-schema"`` dialect,
+        the plain schema with ``"strict": false``. Else ``{"type": "json_object"}`` when the
+        model takes JSON object mode (or schemas); nothing (plain prompting) otherwise.
         """
         kwargs = dict(params)
         if "response_format" in kwargs:
             return kwargs
-        schema = strict_output_schema(signature) if lm.supports_response_schema else None
+        profile = lm.profile
+        strict = profile.schema_dialect == "openai-strict"
+        schema: dict[str, Any] | None = None
+        if profile.json_schema:
+            schema = strict_output_schema(signature) if strict else output_schema(signature)
         if schema is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": _schema_name(signature), "strict": True, "schema": schema},
+                "json_schema": {
+                    "name": _schema_name(signature),
+                    "strict": strict,
+                    "schema": schema,
+                },
             }
-        elif lm.supports_json_mode or lm.supports_response_schema:
+        elif profile.json_object or profile.json_schema:
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
 
@@ -166,6 +171,31 @@ class JSONAdapter(Adapter):
 
 def _schema_name(signature: type[Signature]) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", signature.__name__)[:64] or "outputs"
+
+
+def output_schema(signature: type[Signature]) -> dict[str, Any]:
+    """A plain JSON schema of the outputs, every one required (the ``"json-schema"`` dialect).
+
+    Unlike `strict_output_schema`, objects stay as pydantic describes them: an open
+    ``dict`` is expressed, nothing is closed. Computed once per signature.
+    """
+    cache = signature.__structio_cache__
+    key = ("json", "schema")
+    found: dict[str, Any] | None = cache.get(key)
+    if found is None:
+        from pydantic import TypeAdapter
+
+        properties: dict[str, Any] = {}
+        defs: dict[str, Any] = {}
+        for name, field in signature.output_fields.items():
+            schema = TypeAdapter(field.annotation).json_schema()
+            defs.update(schema.pop("$defs", {}))
+            properties[name] = schema
+        found = {"type": "object", "properties": properties, "required": list(properties)}
+        if defs:
+            found["$defs"] = defs
+        cache[key] = found
+    return found
 
 
 def strict_output_schema(signature: type[Signature]) -> dict[str, Any] | None:

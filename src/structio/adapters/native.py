@@ -30,6 +30,7 @@ from structio.signatures.signature import Signature
 from structio.typemodel.info import core_type
 
 if TYPE_CHECKING:
+    from structio.lm.profile import ModelProfile
     from structio.tools import Tool, ToolCalls
 
 __all__ = [
@@ -51,16 +52,11 @@ DEFAULT_REASONING_EFFORT = "low"
 
 
 class NativeCapabilities(Protocol):
-    """What `native_plan` asks of a model."""
+    """What `native_plan` asks of a model: its profile (``tools``, ``reasoning``)."""
 
     @property
-    def supports_function_calling(self) -> bool:
-        """Whether the model takes ``tools=`` and answers with tool calls."""
-        ...
-
-    @property
-    def supports_reasoning(self) -> bool:
-        """Whether the model returns its reasoning beside the answer."""
+    def profile(self) -> ModelProfile:
+        """What the model supports."""
         ...
 
 
@@ -245,7 +241,7 @@ def native_plan(
 
     Args:
         signature: The call's signature.
-        lm: The model's capabilities.
+        lm: The model (its `ModelProfile` says what it supports).
         native_tools: ``True``/``False`` to choose; ``None``: native when the model
             supports function calling.
         native_reasoning: ``True``/``False`` to choose; ``None``: native when the model
@@ -265,16 +261,10 @@ def native_plan(
     as_calls = (
         calls is not None
         and tools is not None
-        and (
-            native_tools
-            if native_tools is not None
-            else bool(getattr(lm, "supports_function_calling", False))
-        )
+        and (native_tools if native_tools is not None else lm.profile.tools)
     )
     as_reasoning = reasoning is not None and (
-        native_reasoning
-        if native_reasoning is not None
-        else bool(getattr(lm, "supports_reasoning", False))
+        native_reasoning if native_reasoning is not None else lm.profile.reasoning
     )
     key = ("native", as_calls, as_reasoning)
     plan = cache.get(key)

@@ -8,13 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from structio.adapters.base import (
-    STRUCTURE_SENTENCE,
-    Adapter,
-    ModelCapabilities,
-    hook,
-    set_native_options,
-)
+from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
+from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.adapters.json_adapter import JSONAdapter, strict_output_schema
 from structio.adapters.native import Native, tool_calls_output, tools_input
 from structio.exceptions import ConfigurationError
@@ -117,7 +112,8 @@ class ToolOutputAdapter(JSONAdapter):
         strict = getattr(self, "strict", None)
         if strict is None:
             strict = (
-                bool(lm.supports_response_schema) and strict_output_schema(signature) is not None
+                lm.profile.schema_dialect == "openai-strict"
+                and strict_output_schema(signature) is not None
             )
         kwargs["tools"] = [answer_tool(signature, self.tool_name, strict=strict)]
         kwargs["tool_choice"] = {"type": "function", "function": {"name": self.tool_name}}

@@ -11,8 +11,10 @@ from functools import partial
 from typing import Any, ClassVar
 
 from structio._util.data import jsonable
-from structio.adapters.base import STRUCTURE_SENTENCE, hook, text_outputs
+from structio.adapters.base import STRUCTURE_SENTENCE
 from structio.adapters.chat_adapter import ChatAdapter
+from structio.adapters.fields import text_outputs
+from structio.adapters.hooks import hook
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import StreamReader
 from structio.parsing.xml import (

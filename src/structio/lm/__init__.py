@@ -1,29 +1,45 @@
-"""Language models: `LM` over litellm, `FakeLM` for tests, the response cache and history.
+"""Language models: `LM`, what a model supports (`ModelProfile`), the response cache, history.
 
 litellm is imported on the first real call, never at ``import structio``.
 """
 
 from structio.lm.base import BaseLM, HistoryEntry, inspect_history
 from structio.lm.cache import ResponseCache, default_cache
-from structio.lm.fake import FakeCall, FakeLM
+from structio.lm.client import ClientSettings
 from structio.lm.lm import LM
+from structio.lm.mock import MockRequest, MockTransport
+from structio.lm.profile import ModelProfile
+from structio.lm.transport import (
+    Transport,
+    register_transport,
+    registered_transports,
+    transport_for,
+    unregister_transport,
+)
 from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, Usage
 from structio.lm.usage import UsageTracker, track_usage
 
 __all__ = [
     "AsyncLMStream",
     "BaseLM",
+    "ClientSettings",
     "Completion",
-    "FakeCall",
-    "FakeLM",
     "HistoryEntry",
     "LM",
     "LMResponse",
     "LMStream",
+    "MockRequest",
+    "MockTransport",
+    "ModelProfile",
     "ResponseCache",
+    "Transport",
     "Usage",
     "UsageTracker",
     "default_cache",
     "inspect_history",
+    "register_transport",
+    "registered_transports",
     "track_usage",
+    "transport_for",
+    "unregister_transport",
 ]

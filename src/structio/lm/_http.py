@@ -15,7 +15,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Generator, Mapping
+from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import (
@@ -38,6 +38,7 @@ from structio.lm._errors import (
 )
 from structio.lm._stream import StreamAssembler, reasoning_of, usage_of
 from structio.lm.base import no_choices_error
+from structio.lm.client import LITELLM_ONLY, is_client_setting
 from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
 
@@ -47,19 +48,19 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
-    "CLIENT_SETTINGS",
     "DIRECT_PROVIDERS",
-    "LITELLM_ONLY",
+    "DirectTransport",
     "Endpoint",
     "HTTPStatusError",
     "Provider",
-    "choose_transport",
+    "check",
     "endpoint",
     "key_variables",
     "load",
     "asend",
     "astream",
     "send",
+    "serves",
     "stream",
     "translate_error",
 ]
@@ -118,41 +119,9 @@ DIRECT_PROVIDERS: dict[str, Provider] = {
     ),
 }
 
-#: LM settings that configure the HTTP client or the URL, never sent in the JSON body.
-CLIENT_SETTINGS = frozenset(
-    {
-        "api_base",
-        "base_url",
-        "api_key",
-        "api_version",
-        "azure_ad_token",
-        "organization",
-        "extra_headers",
-        "headers",
-        "extra_body",
-        "timeout",
-        "proxy",
-        "verify",
-        # Retries are structio's (num_retries, read by LM); the OpenAI client's own
-        # max_retries would multiply them, so it is dropped.
-        "num_retries",
-        "max_retries",
-    }
-)
-
-#: Options only litellm understands: asking for them chooses (or requires) its transport.
-LITELLM_ONLY = frozenset(
-    {
-        "custom_llm_provider",
-        "drop_params",
-        "mock_response",
-        "input_cost_per_token",
-        "output_cost_per_token",
-        "base_model",
-        "litellm_logging_obj",
-        "model_list",
-    }
-)
+# Settings of the LM itself (read by `LM`), never sent: the OpenAI client's own max_retries
+# would multiply structio's retries (num_retries), so a caller's is dropped too.
+_NOT_SENT = frozenset({"timeout", "num_retries", "max_retries"})
 
 _DEFAULT_AZURE_VERSION = "2024-10-21"
 # OpenAI's reasoning models take max_completion_tokens and refuse max_tokens.
@@ -168,42 +137,41 @@ def _split(model: str) -> tuple[str | None, str]:
     return None, model
 
 
-def choose_transport(model: str, transport: str, params: Mapping[str, Any]) -> str:
-    """Which transport serves ``model``: ``"direct"`` or ``"litellm"``.
+def _openai_compatible(model: str) -> bool:
+    prefix, _ = _split(model)
+    return prefix is not None or ("/" not in model and _is_openai_name(model))
 
-    ``transport="litellm"`` and ``"direct"`` are obeyed; ``"auto"`` picks direct for the
-    providers of `DIRECT_PROVIDERS` (``openai/...``, ``azure/...``, ``groq/...``...) and for
-    bare OpenAI model names (``"gpt-4o-mini"``), and litellm for every other provider
-    (``anthropic/...``, ``bedrock/...``, ``vertex_ai/...``, ``ollama_chat/...``) or when a
-    litellm-only option is set.
+
+def serves(model: str, client: Mapping[str, Any]) -> bool:
+    """Whether ``transport="auto"`` sends ``model`` over this transport.
+
+    Yes for the providers of `DIRECT_PROVIDERS` (``openai/...``, ``azure/...``,
+    ``groq/...``...) and bare OpenAI model names (``"gpt-4o-mini"``), unless a litellm-only
+    option is set; every other provider (``anthropic/...``, ``bedrock/...``,
+    ``vertex_ai/...``, ``ollama_chat/...``) is litellm's.
+    """
+    return not LITELLM_ONLY.intersection(client) and _openai_compatible(model)
+
+
+def check(model: str, client: Mapping[str, Any]) -> None:
+    """Refuse ``transport="direct"`` for what this transport cannot serve.
 
     Raises:
-        ConfigurationError: An unknown ``transport``, or ``"direct"`` for a model that is not
-            OpenAI-compatible and has no ``api_base``.
+        ConfigurationError: A litellm-only option is set, or the model is not
+            OpenAI-compatible and no ``api_base`` says where such a server is.
     """
-    if transport not in ("auto", "direct", "litellm"):
+    litellm_only = sorted(LITELLM_ONLY.intersection(client))
+    if litellm_only:
         raise ConfigurationError(
-            f"transport must be 'auto', 'direct' or 'litellm', not {transport!r}"
+            f"{', '.join(litellm_only)} is a litellm option, which the direct transport "
+            f"does not have: pass transport='litellm' to LM({model!r})"
         )
-    if transport == "litellm":
-        return "litellm"
-    litellm_only = sorted(LITELLM_ONLY.intersection(params))
-    prefix, _ = _split(model)
-    openai_compatible = prefix is not None or ("/" not in model and _is_openai_name(model))
-    if transport == "direct":
-        if litellm_only:
-            raise ConfigurationError(
-                f"{', '.join(litellm_only)} is a litellm option, which the direct transport "
-                f"does not have: pass transport='litellm' to LM({model!r})"
-            )
-        if not openai_compatible and not (params.get("api_base") or params.get("base_url")):
-            raise ConfigurationError(
-                f"transport='direct' needs an OpenAI-compatible model ({model!r} is not one "
-                f"of {', '.join(sorted(DIRECT_PROVIDERS))}/...) or api_base= pointing at an "
-                "OpenAI-compatible server"
-            )
-        return "direct"
-    return "direct" if openai_compatible and not litellm_only else "litellm"
+    if not _openai_compatible(model) and not (client.get("api_base") or client.get("base_url")):
+        raise ConfigurationError(
+            f"transport='direct' needs an OpenAI-compatible model ({model!r} is not one "
+            f"of {', '.join(sorted(DIRECT_PROVIDERS))}/...) or api_base= pointing at an "
+            "OpenAI-compatible server"
+        )
 
 
 def _is_openai_name(model: str) -> bool:
@@ -237,8 +205,8 @@ def _env(names: tuple[str, ...]) -> str | None:
     return None
 
 
-def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
-    """The URL, headers and body model name of a request for ``model`` with ``params``.
+def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
+    """The URL, headers and body model name of a request for ``model`` with ``client``.
 
     Raises:
         AuthenticationError: The provider needs a key and none is set (no request is made).
@@ -247,7 +215,7 @@ def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
     prefix, name = _split(model)
     provider_name = prefix or "openai"
     provider = DIRECT_PROVIDERS[provider_name]
-    base = _setting(params, "api_base", "base_url")
+    base = _setting(client, "api_base", "base_url")
     custom_base = bool(base)
     if not base:
         from_env = [name for name in provider.base_env if os.environ.get(name)]
@@ -257,15 +225,15 @@ def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
         check_api_base(base, f"the environment variable {from_env[0]}" if from_env else "")
         base = base or provider.base_url
     else:
-        check_api_base(base, "api_base" if params.get("api_base") else "base_url")
+        check_api_base(base, "api_base" if client.get("api_base") else "base_url")
     if not base:
         names = " or ".join(provider.base_env)
         raise ConfigurationError(
             f"{model}: the {provider_name} provider has no default address; pass api_base= "
             f"to LM or set {names}"
         )
-    key = params.get("api_key") or _env(provider.key_env)
-    if not key and provider.needs_key and not custom_base and not params.get("azure_ad_token"):
+    key = client.get("api_key") or _env(provider.key_env)
+    if not key and provider.needs_key and not custom_base and not client.get("azure_ad_token"):
         names = " or ".join(provider.key_env)
         raise lm_error(
             AuthenticationError,
@@ -278,35 +246,35 @@ def endpoint(model: str, params: Mapping[str, Any]) -> Endpoint:
     base = str(base).rstrip("/")
     if provider.azure:
         version = (
-            params.get("api_version") or os.environ.get("AZURE_API_VERSION")
+            client.get("api_version") or os.environ.get("AZURE_API_VERSION")
         ) or _DEFAULT_AZURE_VERSION
         url = f"{base}/openai/deployments/{name}/chat/completions?api-version={version}"
         if key:
             headers["api-key"] = str(key)
-        elif params.get("azure_ad_token"):
-            headers["Authorization"] = f"Bearer {params['azure_ad_token']}"
+        elif client.get("azure_ad_token"):
+            headers["Authorization"] = f"Bearer {client['azure_ad_token']}"
     else:
         url = f"{base}/chat/completions"
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        organization = params.get("organization")
+        organization = client.get("organization")
         if organization:
             headers["OpenAI-Organization"] = str(organization)
     for setting in ("headers", "extra_headers"):
-        extra = params.get(setting)
+        extra = client.get(setting)
         if isinstance(extra, Mapping):
             headers.update({str(k): str(v) for k, v in extra.items()})
-    return Endpoint(url, headers, name, provider_name, _client_key(params))
+    return Endpoint(url, headers, name, provider_name, _client_key(client))
 
 
-def _client_key(params: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Which pooled client serves requests with ``params``: one per proxy and TLS setting."""
-    return (params.get("proxy"), params.get("verify", True))
+def _client_key(client: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Which pooled client serves requests with these settings: one per proxy and TLS setting."""
+    return (client.get("proxy"), client.get("verify", True))
 
 
-def load(params: Mapping[str, Any]) -> None:
-    """Import httpx and open the client requests with ``params`` will use (once: then free)."""
-    _client(_client_key(params))
+def load(client: Mapping[str, Any]) -> None:
+    """Import httpx and open the client requests with these settings use (once: then free)."""
+    _client(_client_key(client))
 
 
 def key_variables(model: str) -> tuple[str, ...] | None:
@@ -321,12 +289,19 @@ def key_variables(model: str) -> tuple[str, ...] | None:
 
 
 def request_body(
-    point: Endpoint, messages: list[dict[str, Any]], params: Mapping[str, Any]
+    point: Endpoint,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    client: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON body: the model, the messages, and every parameter that is not a setting."""
+    """The JSON body: the model, the messages, every request parameter, ``extra_body``.
+
+    A client setting or an LM setting (``num_retries``, ``timeout``, ``max_retries``) in
+    ``params`` is never sent.
+    """
     body: dict[str, Any] = {"model": point.model, "messages": messages}
     for name, value in params.items():
-        if name not in CLIENT_SETTINGS:
+        if name not in _NOT_SENT and not is_client_setting(name):
             body[name] = value
     if (
         point.provider == "openai"
@@ -334,10 +309,7 @@ def request_body(
         and point.model.startswith(_REASONING_PREFIXES)
     ):
         body.setdefault("max_completion_tokens", body.pop("max_tokens"))
-    if body.get("stream") and "stream_options" not in body:
-        # Every provider of this transport sends usage in a last chunk when asked.
-        body["stream_options"] = {"include_usage": True}
-    extra = params.get("extra_body")
+    extra = (client or {}).get("extra_body", params.get("extra_body"))
     if isinstance(extra, Mapping):
         body.update(extra)
     return body
@@ -445,15 +417,16 @@ def send(
     model: str,
     messages: list[dict[str, Any]],
     params: Mapping[str, Any],
+    client: Mapping[str, Any],
     timeout: float,
     start: float,
     attempt: int,
 ) -> LMResponse:
     """Make one request and read its response (raising what `translate_error` reads)."""
-    point = endpoint(model, params)
-    body = request_body(point, messages, params)
-    client = _client(point.client_key)
-    response = client.post(point.url, content=_encode(body), headers=point.headers, timeout=timeout)
+    point = endpoint(model, client)
+    body = request_body(point, messages, params, client)
+    http = _client(point.client_key)
+    response = http.post(point.url, content=_encode(body), headers=point.headers, timeout=timeout)
     return _read(response, model, point.provider, start, attempt)
 
 
@@ -461,31 +434,37 @@ async def asend(
     model: str,
     messages: list[dict[str, Any]],
     params: Mapping[str, Any],
+    client: Mapping[str, Any],
     timeout: float,
     start: float,
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    point = endpoint(model, params)
-    body = request_body(point, messages, params)
-    client = await _async_client(point.client_key)
-    response = await client.post(
+    point = endpoint(model, client)
+    body = request_body(point, messages, params, client)
+    http = await _async_client(point.client_key)
+    response = await http.post(
         point.url, content=_encode(body), headers=point.headers, timeout=timeout
     )
     return _read(response, model, point.provider, start, attempt)
 
 
 def stream(
-    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    client: Mapping[str, Any],
+    timeout: float,
+    attempt: int = 1,
 ) -> Generator[str | StreamAssembler, None, None]:
     """Make one streamed request: the first choice's new text as it comes, then the assembler.
 
-    Closing the generator closes the HTTP response.
+    Closing the generator closes the HTTP response. ``attempt`` is the LM's count, unused.
     """
-    point = endpoint(model, params)
-    body = request_body(point, messages, {**params, "stream": True})
-    client = _client(point.client_key)
-    with client.stream(
+    point = endpoint(model, client)
+    body = request_body(point, messages, {**params, "stream": True}, client)
+    http = _client(point.client_key)
+    with http.stream(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
     ) as response:
         if response.status_code != 200:
@@ -500,13 +479,18 @@ def stream(
 
 
 async def astream(
-    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    client: Mapping[str, Any],
+    timeout: float,
+    attempt: int = 1,
 ) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
-    point = endpoint(model, params)
-    body = request_body(point, messages, {**params, "stream": True})
-    client = await _async_client(point.client_key)
-    async with client.stream(
+    point = endpoint(model, client)
+    body = request_body(point, messages, {**params, "stream": True}, client)
+    http = await _async_client(point.client_key)
+    async with http.stream(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
     ) as response:
         if response.status_code != 200:
@@ -583,7 +567,7 @@ def translate_error(
     model: str,
     attempts: int,
     *,
-    secrets: tuple[str, ...] | list[str] = (),
+    secrets: Sequence[str] = (),
     key_given: bool = False,
 ) -> LMError | None:
     """Translate a failure of `send` into structio's tree; None if it is not one of ours.
@@ -630,3 +614,27 @@ def translate_error(
 def _exception_text(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+class DirectTransport:
+    """The direct transport (registered as ``"direct"``): OpenAI-compatible chat over httpx.
+
+    The module's functions as one `structio.lm.transport.Transport`; httpx is imported by
+    `load` (or the first request), never before.
+    """
+
+    name = "direct"
+    # The module's functions, called as they are (a request, a stream, an error).
+    send = staticmethod(send)
+    asend = staticmethod(asend)
+    stream = staticmethod(stream)
+    astream = staticmethod(astream)
+    translate_error = staticmethod(translate_error)
+
+    def load(self, client: Mapping[str, Any]) -> None:
+        """Import httpx and open the pooled client of these settings."""
+        load(client)
+
+    def check(self, model: str, client: Mapping[str, Any]) -> None:
+        """Refuse a model this transport cannot serve when it is asked for by name."""
+        check(model, client)

@@ -33,9 +33,12 @@ from structio.lm._errors import (
 )
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import no_choices_error
+from structio.lm.models import map_profile
+from structio.lm.profile import ModelProfile
 from structio.lm.types import Completion, LMResponse, Usage
 
 __all__ = [
+    "LiteLLMTransport",
     "asend",
     "astream",
     "completion_args",
@@ -228,43 +231,39 @@ def provider_of(model: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def model_capabilities(model: str) -> dict[str, Any]:
-    """What litellm knows of a model: structured output, tools, reasoning and token limits.
+def model_capabilities(model: str) -> ModelProfile:
+    """A model as the litellm transport serves it: litellm's answers over the map's profile.
 
-    Asked once per model string: each of litellm's lookups walks its model map.
+    Structured output, JSON object mode, usage in streams, tools, parallel tool calls,
+    reasoning, logprobs and the context window are litellm's to say on this route (it
+    translates each provider's API); the prices and the longest answer come from the map
+    (`map_profile`). Asked once per model string: each of litellm's lookups walks its map.
     """
     litellm = get_litellm()
-    caps: dict[str, Any] = {
-        "response_schema": False,
-        "json_mode": False,
-        "max_input_tokens": None,
-        "stream_usage": False,
-        "function_calling": False,
-        "reasoning": False,
-    }
-    for key, ask in (
-        ("function_calling", "supports_function_calling"),
+    facts: dict[str, Any] = {}
+    for name, ask in (
+        ("tools", "supports_function_calling"),
+        ("parallel_tool_calls", "supports_parallel_function_calling"),
         ("reasoning", "supports_reasoning"),
+        ("json_schema", "supports_response_schema"),
     ):
         try:
-            caps[key] = bool(getattr(litellm, ask)(model=model))
+            facts[name] = bool(getattr(litellm, ask)(model=model))
         except Exception:  # unknown model, or a litellm without that question: not claimed
-            caps[key] = False
-    try:
-        caps["response_schema"] = bool(litellm.supports_response_schema(model=model))
-    except Exception:  # unknown model: no schema support claimed
-        caps["response_schema"] = False
+            facts[name] = False
     try:
         supported = litellm.get_supported_openai_params(model=model) or []
-        caps["json_mode"] = "response_format" in supported
-        caps["stream_usage"] = "stream_options" in supported
     except Exception:  # unknown provider: plain prompting
-        caps["json_mode"] = False
+        supported = []
+    facts["json_object"] = "response_format" in supported
+    facts["stream_usage"] = "stream_options" in supported
+    facts["logprobs"] = "logprobs" in supported
     try:
-        caps["max_input_tokens"] = litellm.get_model_info(model)["max_input_tokens"]
+        window = litellm.get_model_info(model)["max_input_tokens"]
     except Exception:  # not in litellm's model map
-        caps["max_input_tokens"] = None
-    return caps
+        window = None
+    facts["context_window"] = int(window) if isinstance(window, (int, float)) and window else None
+    return map_profile(model).replace(**facts)
 
 
 def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> LMResponse:
@@ -358,10 +357,18 @@ def _cost(raw: Any) -> float | None:
 
 
 def completion_args(
-    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    timeout: float,
+    client: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The arguments of ``litellm.completion`` for one request (its retries and cache off)."""
-    args = {**params, "model": model, "messages": messages}
+    """The arguments of ``litellm.completion`` for one request (its retries and cache off).
+
+    litellm takes the client settings (``api_base``, ``api_key``...) as keywords beside
+    the request parameters: both go in.
+    """
+    args = {**(client or {}), **params, "model": model, "messages": messages}
     args["timeout"] = params.get("timeout", timeout)
     # structio retries and caches: the OpenAI client's own retries (2 by default) would
     # multiply requests. litellm's retries and cache are off unless configured globally,
@@ -391,12 +398,13 @@ def send(
     model: str,
     messages: list[dict[str, Any]],
     params: Mapping[str, Any],
+    client: Mapping[str, Any],
     timeout: float,
     start: float,
     attempt: int,
 ) -> LMResponse:
     """Make one request through litellm and convert the response."""
-    raw = _completion(completion_args(model, messages, params, timeout))
+    raw = _completion(completion_args(model, messages, params, timeout, client))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
@@ -404,35 +412,44 @@ async def asend(
     model: str,
     messages: list[dict[str, Any]],
     params: Mapping[str, Any],
+    client: Mapping[str, Any],
     timeout: float,
     start: float,
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    raw = await _acompletion(completion_args(model, messages, params, timeout))
+    raw = await _acompletion(completion_args(model, messages, params, timeout, client))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
 def _stream_args(
-    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    client: Mapping[str, Any],
+    timeout: float,
 ) -> dict[str, Any]:
-    args = completion_args(model, messages, {**params, "stream": True}, timeout)
-    if "stream_options" not in params and model_capabilities(model)["stream_usage"]:
-        args["stream_options"] = {"include_usage": True}
-    return args
+    # Usage at the end of the stream is asked for by LM, from its profile (`LM._streamed`).
+    return completion_args(model, messages, {**params, "stream": True}, timeout, client)
 
 
 def stream(
-    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    client: Mapping[str, Any],
+    timeout: float,
+    attempt: int = 1,
 ) -> Generator[str | StreamAssembler, None, None]:
     """One streamed request through litellm: the first choice's new text, then the assembler.
 
     Assembled by `StreamAssembler`, not litellm's stream_chunk_builder, which merges the
     choices of n > 1 into one text.
 
-    Closing the generator closes the provider's response.
+    Closing the generator closes the provider's response. ``attempt`` is the LM's count,
+    unused.
     """
-    raw = _completion(_stream_args(model, messages, params, timeout))
+    raw = _completion(_stream_args(model, messages, params, client, timeout))
     assembler = StreamAssembler(model, provider_of(model))
     try:
         for chunk in raw:
@@ -449,10 +466,15 @@ def stream(
 
 
 async def astream(
-    model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], timeout: float
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    client: Mapping[str, Any],
+    timeout: float,
+    attempt: int = 1,
 ) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
-    raw = await _acompletion(_stream_args(model, messages, params, timeout))
+    raw = await _acompletion(_stream_args(model, messages, params, client, timeout))
     assembler = StreamAssembler(model, provider_of(model))
     try:
         async for chunk in raw:
@@ -716,3 +738,23 @@ def _missing_key_hint(model: str) -> str:
         return ""
     names = " and ".join(missing)
     return f"; set the environment variable {names} (or pass api_key= to LM)"
+
+
+class LiteLLMTransport:
+    """The litellm transport (registered as ``"litellm"``): every provider litellm knows.
+
+    The module's functions as one `structio.lm.transport.Transport`; litellm is imported
+    by `load` (or the first request), never before.
+    """
+
+    name = "litellm"
+    # The module's functions, called as they are (a request, a stream, an error).
+    send = staticmethod(send)
+    asend = staticmethod(asend)
+    stream = staticmethod(stream)
+    astream = staticmethod(astream)
+    translate_error = staticmethod(translate_error)
+
+    def load(self, client: Mapping[str, Any]) -> None:
+        """Import litellm (seconds, once per process)."""
+        get_litellm()

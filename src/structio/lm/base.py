@@ -12,10 +12,17 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO, overload
+from typing import Any, TextIO, overload
 
 from structio._util.secrets import public_params, redact, redact_data, secret_values
 from structio.exceptions import ServerError
+from structio.lm.profile import (
+    TEXT_ONLY,
+    ModelProfile,
+    ProfileOverride,
+    apply_override,
+    check_override,
+)
 from structio.lm.types import (
     AsyncLMStream,
     Completion,
@@ -24,10 +31,6 @@ from structio.lm.types import (
     StreamItem,
 )
 from structio.lm.usage import record_usage
-
-if TYPE_CHECKING:
-    from structio.adapters.base import Adapter
-    from structio.signatures.signature import Signature
 
 __all__ = [
     "BaseLM",
@@ -50,8 +53,12 @@ _GLOBAL_LOCK = threading.Lock()
 _HISTORY_SIZE = "__structio_history_size__"
 
 
-Origin = tuple["Adapter", "type[Signature]"]
-"""Where a request comes from: the adapter that wrote it and the signature it asks for."""
+Origin = tuple[object, type]
+"""Where a request comes from: the adapter that wrote it and the signature it asks for.
+
+Typed loosely on purpose: this layer sits below the adapters and signatures, and only a
+model that writes its own replies (`structio.testing.FakeLM`) reads the pair.
+"""
 
 # Set on every call, read only by models that write their own replies: a plain tuple, the
 # cheapest thing to build.
@@ -61,7 +68,7 @@ _ORIGIN: contextvars.ContextVar[Origin | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def origin(adapter: Adapter, signature: type[Signature]) -> Iterator[None]:
+def origin(adapter: object, signature: type) -> Iterator[None]:
     """Say, for the model calls inside, which adapter and signature the request is for.
 
     The call layer does this, so a model that writes its own replies (`FakeLM`) answers in
@@ -77,7 +84,7 @@ def origin(adapter: Adapter, signature: type[Signature]) -> Iterator[None]:
 OriginToken = contextvars.Token[Origin | None]
 
 
-def set_origin(adapter: Adapter, signature: type[Signature]) -> OriginToken:
+def set_origin(adapter: object, signature: type) -> OriginToken:
     """`origin` without a ``with`` block, for hot paths: reset with ``reset_origin(token)``."""
     return _ORIGIN.set((adapter, signature))
 
@@ -230,18 +237,25 @@ class BaseLM(abc.ABC):
     """
 
     model: str
-    #: Whether the provider accepts a strict JSON schema as ``response_format``.
-    supports_response_schema: bool = False
-    #: Whether the provider accepts ``response_format={"type": "json_object"}``.
-    supports_json_mode: bool = False
-    #: Whether the model takes ``tools=`` and answers with tool calls.
-    supports_function_calling: bool = False
-    #: Whether the model reasons before it answers (and takes ``reasoning_effort=``).
-    supports_reasoning: bool = False
 
-    def __init__(self, model: str, *, history_size: int = 100) -> None:
+    def __init__(
+        self, model: str, *, history_size: int = 100, profile: ProfileOverride | None = None
+    ) -> None:
+        """Name the model; ``profile``: what it supports (`profile`), by default text only.
+
+        Args:
+            model: The model's name.
+            history_size: How many of the latest calls `history` keeps.
+            profile: A `ModelProfile`, or a dict of the fields to change from one that
+                supports nothing beyond text (``{"tools": True}``).
+
+        Raises:
+            ConfigurationError: ``profile`` is not a profile or a dict of its fields.
+        """
         self.model = model
         self.history: deque[HistoryEntry] = deque(maxlen=history_size)
+        if profile is not None:
+            self._profile = apply_override(TEXT_ONLY, check_override(profile))
 
     # -- pickling -------------------------------------------------------------------------
     #
@@ -267,10 +281,43 @@ class BaseLM(abc.ABC):
         if has_history:
             self.history = deque(maxlen=size)
 
+    # -- what the model supports ------------------------------------------------------------
+
+    @property
+    def profile(self) -> ModelProfile:
+        """What the model supports: structured output, tools, reasoning, limits, prices.
+
+        Adapters and the call layer ask this and nothing else. By default a profile that
+        supports nothing beyond text, or the ``profile=`` given to `__init__`; a subclass
+        that knows its model overrides this property.
+        """
+        found: ModelProfile = self.__dict__.get("_profile", TEXT_ONLY)
+        return found
+
+    @property
+    def supports_response_schema(self) -> bool:
+        """Whether the model takes a JSON schema as ``response_format`` (`profile`)."""
+        return self.profile.json_schema
+
+    @property
+    def supports_json_mode(self) -> bool:
+        """Whether the model takes ``response_format={"type": "json_object"}`` (`profile`)."""
+        return self.profile.json_object
+
+    @property
+    def supports_function_calling(self) -> bool:
+        """Whether the model takes ``tools=`` and answers with tool calls (`profile`)."""
+        return self.profile.tools
+
+    @property
+    def supports_reasoning(self) -> bool:
+        """Whether the model reasons before it answers (`profile`)."""
+        return self.profile.reasoning
+
     @property
     def max_input_tokens(self) -> int | None:
-        """The model's context window in tokens, when known."""
-        return None
+        """The model's context window in tokens, when known (`profile`)."""
+        return self.profile.context_window
 
     @overload
     def __call__(self, prompt: str | None = None, /, **params: Any) -> list[Any]: ...

@@ -28,6 +28,7 @@ from structio.exceptions import (
 from structio.lm import _http
 from structio.lm._errors import lm_error
 from structio.lm.base import BaseLM
+from structio.lm.client import is_client_setting
 from structio.lm.lm import LM
 from structio.lm.models import cost_of, model_entry
 from structio.lm.types import LMResponse, Usage
@@ -249,7 +250,7 @@ class DirectBatches(BatchAPI):
 
     def __init__(self, lm: LM) -> None:
         super().__init__(lm)
-        self._point = _http.endpoint(lm.model, lm.params)
+        self._point = _http.endpoint(lm.model, lm.client)
         if self._point.provider == "azure":
             raise ConfigurationError(
                 f"{lm.model}: Azure batches go through litellm; pass transport='litellm' to "
@@ -266,7 +267,7 @@ class DirectBatches(BatchAPI):
     def body(self, messages: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
         """The body the direct transport sends for an online call (never streamed)."""
         sent = {k: v for k, v in params.items() if k not in ("stream", "stream_options")}
-        return _http.request_body(self._point, messages, sent)
+        return _http.request_body(self._point, messages, sent, self.lm.client)
 
     def _send(self, method: str, path: str, **options: Any) -> Any:
         headers = dict(self._point.headers)
@@ -342,7 +343,7 @@ class LiteLLMBatches(BatchAPI):
         super().__init__(lm)
         from structio.lm import _litellm
 
-        provider = _litellm.provider_of(lm.model) or lm.params.get("custom_llm_provider")
+        provider = _litellm.provider_of(lm.model) or lm.client.get("custom_llm_provider")
         if provider not in _LITELLM_BATCH_PROVIDERS:
             raise ConfigurationError(
                 f"{lm.model}: litellm cannot create batches for the provider "
@@ -360,7 +361,7 @@ class LiteLLMBatches(BatchAPI):
 
     def _settings(self) -> dict[str, Any]:
         names = ("api_base", "api_key", "api_version", "organization", "extra_headers")
-        settings = {k: self.lm.params[k] for k in names if self.lm.params.get(k)}
+        settings = {k: self.lm.client[k] for k in names if self.lm.client.get(k)}
         return {"custom_llm_provider": self._provider, **settings}
 
     def _call(self, name: str, **kwargs: Any) -> Any:
@@ -376,8 +377,8 @@ class LiteLLMBatches(BatchAPI):
     def body(self, messages: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
         """The OpenAI-style body litellm turns into the provider's own."""
         name = self.model.split("/", 1)[1] if "/" in self.model else self.model
-        skipped = _http.CLIENT_SETTINGS | _http.LITELLM_ONLY | {"stream", "stream_options"}
-        body = {k: v for k, v in params.items() if k not in skipped}
+        skipped = {"stream", "stream_options", "timeout", "num_retries", "max_retries"}
+        body = {k: v for k, v in params.items() if k not in skipped and not is_client_setting(k)}
         return {"model": name, "messages": messages, **body}
 
     def upload(self, data: bytes, filename: str) -> str:
@@ -503,5 +504,5 @@ def cache_entry(
     if not isinstance(lm, LM):
         return None, ""
     plain = [dict(message) for message in messages]  # as `BaseLM.__call__` passes them
-    _, cache, key = lm._prepare(plain, params)
-    return cache, key
+    request = lm._prepare(plain, params)
+    return request.cache, request.key

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import random
 import time
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
-    Generator,
     Iterator,
     Mapping,
 )
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from structio._util.data import jsonable
 from structio._util.log import logger
@@ -28,44 +27,51 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
-from structio.lm import _http, _litellm
+from structio.lm import _litellm
 from structio.lm._errors import check_api_base
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
-from structio.lm.models import model_info
+from structio.lm.client import ClientSettings, split_settings
+from structio.lm.models import direct_profile
+from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
+from structio.lm.transport import AUTO, Transport, transport_for
 from structio.lm.types import LMResponse, StreamItem
 
 __all__ = ["LM"]
 
 _RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
+# The fields of a profile that price a response.
+_PRICES = ("input_cost", "output_cost", "cached_input_cost")
 
-# One request of a transport: (model, messages, params, timeout, start, attempt).
-_Send = Callable[[str, list[dict[str, Any]], Mapping[str, Any], float, float, int], LMResponse]
+# One request of a transport, read whole: (model, messages, params, client, timeout, start,
+# attempt) -> the response.
+_Send = Callable[
+    [str, list[dict[str, Any]], Mapping[str, Any], Mapping[str, Any], float, float, int],
+    LMResponse,
+]
 _ASend = Callable[
-    [str, list[dict[str, Any]], Mapping[str, Any], float, float, int], Awaitable[LMResponse]
+    [str, list[dict[str, Any]], Mapping[str, Any], Mapping[str, Any], float, float, int],
+    Awaitable[LMResponse],
 ]
-_Translate = Callable[..., "LMError | None"]
-# One streamed request: (model, messages, params, timeout) -> text pieces, then the assembler.
-_Stream = Callable[
-    [str, list[dict[str, Any]], Mapping[str, Any], float],
-    Generator["str | StreamAssembler", None, None],
-]
-_AStream = Callable[
-    [str, list[dict[str, Any]], Mapping[str, Any], float],
-    AsyncGenerator["str | StreamAssembler", None],
-]
+
+
+class _Request(NamedTuple):
+    """One call's request settings: what is sent, to where, and where its answer is kept."""
+
+    params: dict[str, Any]
+    client: ClientSettings
+    cache: ResponseCache | None
+    key: str
+
+
 # A cached answer replayed as a stream comes in pieces of this many characters.
 _REPLAY_PIECE = 64
 # Attributes an LM derives from its settings in each process: never pickled.
 _DERIVED = (
     "_route",
-    "_send",
-    "_asend",
-    "_open_stream",
-    "_aopen_stream",
-    "_translate",
-    "_capabilities",
+    "_transport",
+    "_derived_profile",
 )
 
 
@@ -131,19 +137,34 @@ class LM(BaseLM):
             (a local server); by default litellm's model map says.
         transport: ``"auto"`` (default: direct for OpenAI-compatible providers, litellm for
             the others), ``"direct"`` (force the httpx transport, e.g. for an
-            OpenAI-compatible server behind an unusual model name with ``api_base=``) or
-            ``"litellm"`` (force litellm, e.g. for its provider-specific parameter handling).
+            OpenAI-compatible server behind an unusual model name with ``api_base=``),
+            ``"litellm"`` (force litellm, e.g. for its provider-specific parameter handling),
+            the name of any other registered transport
+            (`structio.lm.transport.register_transport`), or a `Transport` itself (such as a
+            `structio.lm.MockTransport`; an LM holding one pickles only if it does).
+        profile: What the model supports, for a model the map does not know (a local
+            server) or knows wrongly: a `ModelProfile` replaces the derived `profile`
+            whole, a dict changes only the fields it names (``{"json_schema": True}``).
+            Saved by `to_dict`. By default litellm's model map (or litellm) says.
         **kwargs: Any other request parameter (``top_p``, ``n``, ``stop``,
-            ``response_format``, ``tools``...), sent with every request, and the client
-            settings: ``api_base``, ``api_key``, ``api_version`` (Azure), ``organization``,
-            ``extra_headers``, ``extra_body``, ``proxy`` (direct: an httpx proxy URL; the
-            ``HTTPS_PROXY`` environment variable is honoured too) and ``verify``.
+            ``response_format``, ``tools``...), sent with every request and kept in
+            `params`; and the client settings, sorted apart into `client` (see
+            `structio.lm.client`): ``api_base``, ``api_key``, ``api_version`` (Azure),
+            ``organization``, ``extra_headers``, ``extra_body``, ``proxy`` (direct: an httpx
+            proxy URL; the ``HTTPS_PROXY`` environment variable is honoured too),
+            ``verify``, litellm's own options (``custom_llm_provider``, ``mock_response``...)
+            and every secret. A call's own keywords are sorted the same way:
+            ``lm(messages, api_base=...)`` sends that request elsewhere, over the transport
+            chosen here.
 
     Raises:
         ConfigurationError: A setting is invalid (``api_base`` without ``http://`` or
-            ``https://``, an unknown ``transport``...). A model string that names no
-            provider litellm can tell (``"gpt4"``) is refused at the first request, which
-            is where litellm decides it: no bare name it knows is refused before.
+            ``https://``, an unknown ``transport``, ``max_retries=``, which is no LM
+            setting: ``num_retries=`` retries failed requests, ``Predict(...,
+            max_retries=)`` re-asks a model whose answer does not parse...). A model
+            string that names no provider litellm can tell (``"gpt4"``) is refused at the
+            first request, which is where litellm decides it: no bare name it knows is
+            refused before.
     """
 
     def __init__(
@@ -158,13 +179,20 @@ class LM(BaseLM):
         backoff: float = 0.5,
         max_backoff: float = 60.0,
         context_window: int | None = None,
-        transport: str = "auto",
+        transport: str | Transport = AUTO,
+        profile: ProfileOverride | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigurationError(f"LM(model) needs a litellm model string, not {model!r}")
         if num_retries < 0:
             raise ConfigurationError(f"num_retries must be 0 or more, not {num_retries}")
+        if "max_retries" in kwargs:
+            raise ConfigurationError(
+                f"LM(max_retries={kwargs['max_retries']!r}): an LM has no max_retries; pass "
+                "num_retries= to LM to retry failed requests (rate limits, timeouts, 5xx), "
+                "or max_retries= to Predict to re-ask a model whose answer does not parse"
+            )
         for setting in ("api_base", "base_url"):
             # Refused now: without a scheme, every request fails the same way, retried.
             check_api_base(kwargs.get(setting), setting)
@@ -175,24 +203,25 @@ class LM(BaseLM):
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.context_window = context_window
-        self.params: dict[str, Any] = dict(kwargs)
+        # The caller's word on what the model supports, over what the model map says.
+        self._profile_override = check_override(profile)
+        client, params = split_settings(kwargs)
+        #: The request parameters, sent with every request (a call's own go over them).
+        self.params: dict[str, Any] = params
         if temperature is not None:
             self.params["temperature"] = temperature
         if max_tokens is not None:
             self.params["max_tokens"] = max_tokens
-        #: The transport asked for: ``"auto"``, ``"direct"`` or ``"litellm"``.
+        #: The client settings: where and how requests go (read-only; never shown whole).
+        self.client = ClientSettings(client)
+        #: The transport asked for: ``"auto"``, a registered name, or a `Transport`.
         self.transport = transport
         self._bind_transport()
 
     def _bind_transport(self) -> None:
-        """Choose the transport from the settings and take its functions."""
-        self._route = _http.choose_transport(self.model, self.transport, self.params)
-        module = _http if self._route == "direct" else _litellm
-        self._send: _Send = module.send
-        self._asend: _ASend = module.asend
-        self._open_stream: _Stream = module.stream
-        self._aopen_stream: _AStream = module.astream
-        self._translate: _Translate = module.translate_error
+        """Choose the transport from the settings (`transport_for`)."""
+        self._transport: Transport = transport_for(self.model, self.transport, self.client)
+        self._route = self._transport.name
 
     # -- pickling -------------------------------------------------------------------------
 
@@ -217,23 +246,29 @@ class LM(BaseLM):
 
     @property
     def resolved_transport(self) -> str:
-        """The transport requests go through: ``"direct"`` (httpx) or ``"litellm"``."""
+        """The name of the transport requests go through: ``"direct"`` (httpx), ``"litellm"``..."""
         return self._route
 
     @property
     def kwargs(self) -> dict[str, Any]:
-        """The former name of `params`."""
+        """`params` under DSPy's name (``dspy.LM.kwargs``), kept for DSPy code."""
         return self.params
 
     def __repr__(self) -> str:
         # The one secret rule: no key, token or auth header, in any spelling, is shown.
-        extra = "".join(f", {k}={v!r}" for k, v in public_params(self.params).items())
+        shown = {**public_params(self.params), **self.client.public()}
+        extra = "".join(f", {k}={v!r}" for k, v in shown.items())
         return f"LM({self.model!r}{extra})"
 
     # -- saving ---------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """The LM's settings as JSON-ready data, without credentials."""
+        """The LM's settings as JSON-ready data, without credentials.
+
+        The request parameters are saved under ``"params"``, the client settings (without
+        credentials) under ``"client"``; a `Transport` given as an object is saved as its
+        name, which must be registered where the data is loaded.
+        """
         return {
             "model": self.model,
             "num_retries": self.num_retries,
@@ -241,9 +276,11 @@ class LM(BaseLM):
             "backoff": self.backoff,
             "max_backoff": self.max_backoff,
             "context_window": self.context_window,
-            "transport": self.transport,
+            "transport": self.transport if isinstance(self.transport, str) else self._route,
+            **self._saved_profile(),
             "cache": self.cache is not False,
-            "kwargs": {k: jsonable(v) for k, v in public_params(self.params).items()},
+            "params": {k: jsonable(v) for k, v in public_params(self.params).items()},
+            "client": {k: jsonable(v) for k, v in self.client.public().items()},
         }
 
     @classmethod
@@ -251,7 +288,8 @@ class LM(BaseLM):
         """The LM `to_dict` described; API keys come from the environment, as usual.
 
         Args:
-            data: What `to_dict` wrote.
+            data: What `to_dict` wrote (or wrote before the client settings were kept
+                apart: one ``"kwargs"`` dict of both, sorted here as `LM` sorts them).
             trust_endpoint: Take endpoint settings (``api_base``, ``base_url``...) from the
                 data. Off by default: an edited file could otherwise send the next request,
                 and the API key from the environment, to any address.
@@ -263,7 +301,14 @@ class LM(BaseLM):
         if not isinstance(data, Mapping) or not isinstance(data.get("model"), str):
             raise ConfigurationError(f"a saved LM is a dict with a 'model' string, not {data!r}")
         settings = dict(data)
-        kwargs = dict(settings.pop("kwargs", {}) or {})
+        kwargs: dict[str, Any] = {}
+        for part in ("kwargs", "params", "client"):  # "kwargs": the format before the two
+            saved = settings.pop(part, None) or {}
+            if not isinstance(saved, Mapping):
+                raise ConfigurationError(f"a saved LM's {part!r} is a dict, not {saved!r}")
+            kwargs.update(saved)
+        # An old file's max_retries was never sent (both transports dropped it): dropped.
+        kwargs.pop("max_retries", None)
         model = settings.pop("model")
         check_endpoints(kwargs, what=f"the saved LM {model!r}", trusted=trust_endpoint)
         return cls(model, **settings, **kwargs)
@@ -271,47 +316,42 @@ class LM(BaseLM):
     # -- capabilities ---------------------------------------------------------------------
 
     @functools.cached_property
-    def _capabilities(self) -> dict[str, Any]:
-        if self._route == "litellm":
-            return dict(_litellm.model_capabilities(self.model))
-        # Every OpenAI-compatible server takes {"type": "json_object"}; schema support and
-        # the window come from litellm's map, read without importing litellm.
-        info = model_info(self.model)
-        return {
-            "response_schema": bool(info and info.supports_response_schema),
-            "json_mode": True,
-            "max_input_tokens": info.max_input_tokens if info else None,
-            "function_calling": bool(info and info.supports_function_calling),
-            "reasoning": bool(info and info.supports_reasoning),
-        }
+    def _derived_profile(self) -> ModelProfile:
+        """The map's (or litellm's) profile of the model with ``profile=`` over it."""
+        if self.resolved_transport == "litellm":
+            base = _litellm.model_capabilities(self.model)
+        else:
+            # Read from litellm's map without importing litellm; every OpenAI-compatible
+            # server takes {"type": "json_object"} and reports usage in streams.
+            base = direct_profile(self.model)
+        return apply_override(base, self.__dict__.get("_profile_override"))
 
     @property
-    def supports_response_schema(self) -> bool:  # type: ignore[override]
-        """Whether the model map says the model takes a JSON schema as ``response_format``."""
-        return bool(self._capabilities["response_schema"])
+    def profile(self) -> ModelProfile:
+        """What the model supports, as the transport serves it (see `ModelProfile`).
 
-    @property
-    def supports_json_mode(self) -> bool:  # type: ignore[override]
-        """Whether the model accepts ``{"type": "json_object"}`` (every direct one does)."""
-        return bool(self._capabilities["json_mode"])
+        Derived from litellm's model map (on the litellm transport, from litellm's own
+        answers), then ``profile=``: a `ModelProfile` replaces it, a dict changes the
+        fields it names; ``context_window=`` overrides the window last.
+        """
+        found = self._derived_profile
+        window = self.context_window
+        if window is not None and window != found.context_window:
+            return found.replace(context_window=window)
+        return found
 
-    @property
-    def supports_function_calling(self) -> bool:  # type: ignore[override]
-        """Whether the model map says the model takes ``tools=`` and answers with tool calls."""
-        return bool(self._capabilities["function_calling"])
+    def _saved_profile(self) -> dict[str, Any]:
+        """``{"profile": ...}`` for `to_dict` when ``profile=`` was given, else nothing.
 
-    @property
-    def supports_reasoning(self) -> bool:  # type: ignore[override]
-        """Whether the model map says the model reasons before it answers."""
-        return bool(self._capabilities["reasoning"])
-
-    @property
-    def max_input_tokens(self) -> int | None:
-        """The model's input limit: ``context_window=``, else litellm's model map, else None."""
-        if self.context_window is not None:
-            return self.context_window
-        value = self._capabilities["max_input_tokens"]
-        return int(value) if value else None
+        A whole `ModelProfile` is saved with every field, which loads as a dict that
+        changes every field: the same profile.
+        """
+        override = self.__dict__.get("_profile_override")
+        if override is None:
+            return {}
+        if isinstance(override, ModelProfile):
+            return {"profile": override.to_dict()}
+        return {"profile": {k: jsonable(v) for k, v in override.items()}}
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -323,31 +363,36 @@ class LM(BaseLM):
         it measures, so the first call's latency is its request's. Call it early to know
         that the client loads (or to say so while it does).
         """
-        if self._route == "litellm":
-            _litellm.get_litellm()
-        else:
-            _http.load(self.params)
+        self._transport.load(self.client)
 
-    def _loaded(self, start: float) -> float:
-        """`load`, then ``start`` moved later by the time it took (no part of the call)."""
+    def _loaded(self, start: float, client: ClientSettings) -> float:
+        """The transport loaded, then ``start`` moved later by the time it took."""
         before = time.perf_counter()
-        self.load()
+        self._transport.load(client)
         return start + (time.perf_counter() - before)
 
     def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The LM's parameters updated by this call's ``params`` (``cache`` excluded)."""
-        merged = {**self.params, **params}
+        """Everything a call with ``params`` sends, ``cache`` excluded, as one dict.
+
+        The LM's client settings and request parameters, with the call's over them: what
+        the call's history entry shows (credentials removed) and its credentials are
+        redacted by. A transport gets the two apart (`_prepare`).
+        """
+        merged = {**self.client, **self.params, **params}
         merged.pop("cache", None)
         return merged
 
-    def _prepare(
-        self, messages: list[dict[str, Any]], call_params: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], ResponseCache | None, str]:
-        """The request parameters, the cache to use (or None) and the request's cache key."""
-        params = self.request_params(call_params)
+    def _prepare(self, messages: list[dict[str, Any]], call_params: Mapping[str, Any]) -> _Request:
+        """The request parameters, client settings, cache (or None) and cache key."""
+        call_client, call = split_settings(call_params)
+        params = {**self.params, **call}
+        params.pop("cache", None)
+        client = self.client.updated(call_client)
         cache = self._cache_for(call_params)
-        key = cache_key(self.model, messages, params) if cache is not None else ""
-        return params, cache, key
+        # The client settings are keyed too: another api_base is another server, whose
+        # answers are its own (credentials are never in a key: see cache_key).
+        key = cache_key(self.model, messages, {**client, **params}) if cache is not None else ""
+        return _Request(params, client, cache, key)
 
     def _cache_for(self, call_params: Mapping[str, Any]) -> ResponseCache | None:
         choice = call_params.get("cache", self.cache)
@@ -357,27 +402,48 @@ class LM(BaseLM):
             return choice
         return default_cache()
 
+    def _streamed(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A stream's parameters: usage asked for at its end when the profile says it can be.
+
+        Decided here, from `profile`, for every transport: a server that refuses
+        ``stream_options`` is told apart with ``profile={"stream_usage": False}``.
+        """
+        if "stream_options" in params or not self.profile.stream_usage:
+            return params
+        return {**params, "stream_options": {"include_usage": True}}
+
+    def _priced(self, response: LMResponse) -> LMResponse:
+        """``response`` priced at the prices ``profile=`` set, when it set any."""
+        override = self.__dict__.get("_profile_override")
+        if not override or response.cached:
+            return response
+        names = override.to_dict() if isinstance(override, ModelProfile) else override
+        if not any(name in names for name in _PRICES):
+            return response
+        return dataclasses.replace(response, cost=self.profile.cost(response.usage))
+
     def _complete(self, messages: list[dict[str, Any]], call_params: dict[str, Any]) -> LMResponse:
         start = time.perf_counter()
-        params, cache, key = self._prepare(messages, call_params)
+        params, client, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = cache.get(key)
             # A response without choices (cached before they were refused) is not an answer.
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
-        start = self._loaded(start)
+        start = self._loaded(start, client)
         # A call asked as a stream (``stream=True``) reads the stream whole.
-        send = self._read_stream if params.get("stream") else self._send
+        send: _Send = self._read_stream if params.get("stream") else self._transport.send
         attempt = 0
         while True:
             attempt += 1
             try:
                 # A response with no choices raises inside: it is retried like a 5xx.
-                response = send(self.model, messages, params, self.timeout, start, attempt)
+                response = send(self.model, messages, params, client, self.timeout, start, attempt)
                 break
             except Exception as exc:
-                error = self._failure(exc, attempt, params)
+                error = self._failure(exc, attempt, params, client)
                 _sleep(self._delay(error, attempt))
+        response = self._priced(response)
         if cache is not None:
             cache.set(key, response)
         return response
@@ -388,22 +454,25 @@ class LM(BaseLM):
         import asyncio  # imported here: asyncio costs ~25 ms at import structio
 
         start = time.perf_counter()
-        params, cache, key = self._prepare(messages, call_params)
+        params, client, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None and hit.completions:
                 return hit.as_cache_hit(time.perf_counter() - start)
-        start = self._loaded(start)
-        asend = self._aread_stream if params.get("stream") else self._asend
+        start = self._loaded(start, client)
+        asend: _ASend = self._aread_stream if params.get("stream") else self._transport.asend
         attempt = 0
         while True:
             attempt += 1
             try:
-                response = await asend(self.model, messages, params, self.timeout, start, attempt)
+                response = await asend(
+                    self.model, messages, params, client, self.timeout, start, attempt
+                )
                 break
             except Exception as exc:
-                error = self._failure(exc, attempt, params)
+                error = self._failure(exc, attempt, params, client)
                 await asyncio.sleep(self._delay(error, attempt))
+        response = self._priced(response)
         if cache is not None:
             await asyncio.to_thread(cache.set, key, response)
         return response
@@ -415,12 +484,16 @@ class LM(BaseLM):
         model: str,
         messages: list[dict[str, Any]],
         params: Mapping[str, Any],
+        client: Mapping[str, Any],
         timeout: float,
         start: float,
         attempt: int,
     ) -> LMResponse:
         """One streamed request read whole: its pieces, then the assembler of them all."""
-        last = list(self._open_stream(model, messages, params, timeout))[-1]
+        source = self._transport.stream(
+            model, messages, self._streamed(dict(params)), client, timeout, attempt
+        )
+        last = list(source)[-1]
         return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
 
     async def _aread_stream(
@@ -428,11 +501,14 @@ class LM(BaseLM):
         model: str,
         messages: list[dict[str, Any]],
         params: Mapping[str, Any],
+        client: Mapping[str, Any],
         timeout: float,
         start: float,
         attempt: int,
     ) -> LMResponse:
-        source = self._aopen_stream(model, messages, params, timeout)
+        source = self._transport.astream(
+            model, messages, self._streamed(dict(params)), client, timeout, attempt
+        )
         last = [item async for item in source][-1]
         return cast(StreamAssembler, last).response(time.perf_counter() - start, attempt)
 
@@ -445,29 +521,31 @@ class LM(BaseLM):
         self, messages: list[dict[str, Any]], call_params: dict[str, Any]
     ) -> Iterator[StreamItem]:
         start = time.perf_counter()
-        params, cache, key = self._prepare(messages, call_params)
+        params, client, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = cache.get(key)
             if hit is not None and hit.completions:
                 yield from _replay(hit.text)
                 yield hit.as_cache_hit(time.perf_counter() - start)
                 return
-        start = self._loaded(start)
+        start = self._loaded(start, client)
         attempt = 0
         while True:
             attempt += 1
-            source = self._open_stream(self.model, messages, params, self.timeout)
+            source = self._transport.stream(
+                self.model, messages, self._streamed(params), client, self.timeout, attempt
+            )
             given = False
             try:
                 for item in source:
                     if isinstance(item, StreamAssembler):
-                        response = item.response(time.perf_counter() - start, attempt)
+                        response = self._priced(item.response(time.perf_counter() - start, attempt))
                         break
                     given = True
                     yield item
                 break
             except Exception as exc:
-                error = self._failure(exc, attempt, params, retry=not given)
+                error = self._failure(exc, attempt, params, client, retry=not given)
                 _sleep(self._delay(error, attempt))
             finally:
                 source.close()
@@ -481,7 +559,7 @@ class LM(BaseLM):
         import asyncio
 
         start = time.perf_counter()
-        params, cache, key = self._prepare(messages, call_params)
+        params, client, cache, key = self._prepare(messages, call_params)
         if cache is not None:
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None and hit.completions:
@@ -489,22 +567,24 @@ class LM(BaseLM):
                     yield piece
                 yield hit.as_cache_hit(time.perf_counter() - start)
                 return
-        start = self._loaded(start)
+        start = self._loaded(start, client)
         attempt = 0
         while True:
             attempt += 1
-            source = self._aopen_stream(self.model, messages, params, self.timeout)
+            source = self._transport.astream(
+                self.model, messages, self._streamed(params), client, self.timeout, attempt
+            )
             given = False
             try:
                 async for item in source:
                     if isinstance(item, StreamAssembler):
-                        response = item.response(time.perf_counter() - start, attempt)
+                        response = self._priced(item.response(time.perf_counter() - start, attempt))
                         break
                     given = True
                     yield item
                 break
             except Exception as exc:
-                error = self._failure(exc, attempt, params, retry=not given)
+                error = self._failure(exc, attempt, params, client, retry=not given)
                 await asyncio.sleep(self._delay(error, attempt))
             finally:
                 await source.aclose()
@@ -513,13 +593,19 @@ class LM(BaseLM):
         yield response
 
     def _failure(
-        self, exc: Exception, attempt: int, params: Mapping[str, Any], *, retry: bool = True
+        self,
+        exc: Exception,
+        attempt: int,
+        params: Mapping[str, Any],
+        client: Mapping[str, Any],
+        *,
+        retry: bool = True,
     ) -> LMError:
         """Translate ``exc``; raise it unless it is retryable and retries remain.
 
-        The translated message has every credential of ``params`` (the request's settings)
-        and of the environment redacted; ``exc`` stays its ``__cause__`` as it came.
-        ``retry=False`` raises whatever the failure.
+        The translated message has every credential of the request's settings (``params``
+        and ``client``) and of the environment redacted; ``exc`` stays its ``__cause__``
+        as it came. ``retry=False`` raises whatever the failure.
         """
         # A call may set its own retries (``lm(messages, num_retries=0)``).
         retries = params.get("num_retries", self.num_retries) if retry else 0
@@ -530,9 +616,11 @@ class LM(BaseLM):
             return exc
         # The environment too: litellm sends OPENAI_API_KEY and the like when no
         # api_key is set, and a provider may echo it. Read on failures only.
-        secrets = secret_values(params, os.environ)
-        key_given = bool(params.get("api_key") or params.get("azure_ad_token"))
-        error = self._translate(exc, self.model, attempt, secrets=secrets, key_given=key_given)
+        secrets = secret_values(params, client, os.environ)
+        key_given = bool(client.get("api_key") or client.get("azure_ad_token"))
+        error = self._transport.translate_error(
+            exc, self.model, attempt, secrets=secrets, key_given=key_given
+        )
         if error is None:
             raise exc
         if not isinstance(error, _RETRYABLE) or attempt > retries:

@@ -1,4 +1,4 @@
-"""What structio knows of a model: context window, prices, structured output, tools, reasoning.
+"""What litellm's model map says of a model: context window, prices, what it supports.
 
 Read from the model map litellm ships inside its package
 (``model_prices_and_context_window_backup.json``), found and parsed *without importing
@@ -6,6 +6,9 @@ litellm*: importing litellm costs seconds, reading its map about 25 ms, once per
 and each model's entry is looked up once and cached. A model the map does not know, or
 knows without prices, is logged once per process (logger ``"structio"``, INFO): its cost is
 ``None`` and, for a model without a context window, nothing is cut to fit it.
+
+`map_profile` gives an entry as a `ModelProfile`; `direct_profile` adds what every server of
+the direct (OpenAI-compatible) transport supports.
 """
 
 from __future__ import annotations
@@ -18,15 +21,26 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from structio._util.log import logger
+from structio.lm.profile import TEXT_ONLY, ModelProfile, profile_from_entry
 from structio.lm.types import Usage
 
-__all__ = ["ModelInfo", "cost_of", "model_entry", "model_info", "model_map"]
+__all__ = [
+    "ModelInfo",
+    "cost_of",
+    "direct_profile",
+    "map_profile",
+    "model_entry",
+    "model_info",
+    "model_map",
+]
 
 _MAP_FILE = "model_prices_and_context_window_backup.json"
 _LOCK = threading.Lock()
 _MAP: dict[str, Any] | None = None
 # Models already logged as unknown (or unpriced): one line per model and process.
 _LOGGED: set[tuple[str, str]] = set()
+# Providers of the direct transport whose chat API returns logprobs when asked.
+_LOGPROBS_PROVIDERS = frozenset({"openai", "azure", "together_ai", "fireworks_ai", "deepseek"})
 
 
 class ModelInfo(NamedTuple):
@@ -145,7 +159,7 @@ def cost_of(model: str, usage: Usage) -> float | None:
     """What ``usage`` costs in USD by the map's per-token prices, or None if unknown.
 
     Prompt tokens read from the provider's prompt cache are priced at the cached rate
-    when the map has one.
+    when the map has one (see `ModelProfile.cost`).
     """
     info = model_info(model)
     if info is None:
@@ -157,10 +171,44 @@ def cost_of(model: str, usage: Usage) -> float | None:
             "litellm's model map has no price for model %r: its cost is None",
         )
         return None
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    cached_rate = info.cached_input_cost if info.cached_input_cost is not None else info.input_cost
-    return (
-        (usage.prompt_tokens - cached) * info.input_cost
-        + cached * cached_rate
-        + usage.completion_tokens * info.output_cost
+    prices = ModelProfile(
+        input_cost=info.input_cost,
+        output_cost=info.output_cost,
+        cached_input_cost=info.cached_input_cost,
+    )
+    return prices.cost(usage)
+
+
+def map_profile(model: str) -> ModelProfile:
+    """What litellm's map says a model supports and costs (`TEXT_ONLY` if it is unknown).
+
+    Schema support, tools, parallel tool calls, reasoning, the context window, the longest
+    answer and the prices; JSON object mode, usage in streams and logprobs are not in the
+    map (the transport says: `direct_profile`, `structio.lm._litellm.model_capabilities`).
+    An unknown model is logged once, as `model_info` does.
+    """
+    if model_info(model) is None:  # logs an unknown model once
+        return TEXT_ONLY
+    found = model_entry(model)
+    return profile_from_entry(found[1]) if found is not None else TEXT_ONLY
+
+
+def direct_profile(model: str) -> ModelProfile:
+    """A model as the direct (OpenAI-compatible) transport serves it.
+
+    The map's profile, plus what every server of that transport does: each takes
+    ``response_format={"type": "json_object"}`` and reports usage at the end of a stream
+    when asked (the transport always asks). Logprobs are claimed for the providers known to
+    return them (OpenAI, Azure, Together, Fireworks, DeepSeek); a local server's are for
+    ``LM(..., profile={"logprobs": True})`` to say.
+    """
+    base = map_profile(model)
+    found = model_entry(model)
+    provider = found[1].get("litellm_provider") if found is not None else None
+    if provider is None and "/" in model:
+        provider = model.split("/", 1)[0]
+    return base.replace(
+        json_object=True,
+        stream_usage=True,
+        logprobs=provider in _LOGPROBS_PROVIDERS,
     )

@@ -4,6 +4,9 @@ Every adapter uses these readers, each trying its own format first. They find *w
 output's text is; `parsing.read` decides what the text means. A reader returns nothing rather
 than guess: a marker merely mentioned inside a sentence is no section, an unfilled
 template (``{answer}``) is no value, and JSON cut off mid-value is reported as cut off.
+
+What they return, `Found`, and the name rules they share are in `parsing.found`; the
+``Field: value`` reader is `parsing.labels` (`find_labels`, importable from here too).
 """
 
 from __future__ import annotations
@@ -11,8 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from structio._util.scan import open_brackets, scan_brackets, strip_fence
@@ -24,6 +26,15 @@ from structio.parsing.decode import (
     marked_pairs,
     unique_pairs,
 )
+from structio.parsing.found import (
+    _TAIL_DECORATION_CHARS,
+    Found,
+    _by_norm,
+    is_placeholder,
+    norm,
+    two_values,
+)
+from structio.parsing.labels import find_labels
 
 __all__ = [
     "Found",
@@ -42,47 +53,6 @@ __all__ = [
 ]
 
 
-_NORM = re.compile(r"[\s_\-]+")
-
-
-@functools.lru_cache(maxsize=4096)
-def norm(name: str) -> str:
-    """A field name as drift-proof text: ``Needs-Human``, ``needs human``, ``needsHuman``."""
-    return _NORM.sub("", name).lower()
-
-
-@functools.lru_cache(maxsize=1024)
-def _by_norm(names: tuple[str, ...]) -> dict[str, str]:
-    return {norm(n): n for n in names}
-
-
-@dataclass
-class Found:
-    """Where a reader found the outputs.
-
-    Attributes:
-        texts: For each output field, the text of its value (or a decoded JSON value).
-        cut_off: Output fields the completion may have cut off (JSON that ends early): the
-            one being written and any not written yet. None of them gets a value.
-        how: Which reader found them, for error messages.
-        open: Output fields whose text runs to the end of the completion with nothing to
-            close it (no marker after a section, no closing bracket): had the model been
-            stopped there, the value might be incomplete.
-        weak: Output fields read from a section whose marker does not start its line (no
-            section with a marker that does was found): more text may still bring one,
-            which would be read instead.
-        conflicts: Output fields given two different values (two sections, or a JSON key
-            written twice), each with ``(the text shown, why)``: no value is read for them.
-    """
-
-    texts: dict[str, Any] = field(default_factory=dict)
-    cut_off: set[str] = field(default_factory=set)
-    how: str = ""
-    open: set[str] = field(default_factory=set)
-    weak: set[str] = field(default_factory=set)
-    conflicts: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-
 # -- sections -------------------------------------------------------------------------------
 
 # Every repetition is bounded, so a marker-like run of any length is scanned in linear time.
@@ -92,12 +62,8 @@ _MARKER = re.compile(
 # A run of the decoration a marker may stand among and still start or end its line.
 _DECORATION_RUN = re.compile(r"[\s*_`#>|:~\-]*")
 _LEAD_DECORATION = re.compile(r"^[\s*_`~]*:?[\s*_`~]*")
-_TAIL_DECORATION_CHARS = " \t\n\r\f\v*_`#~"
 # A line that is a code fence and nothing else, in a text of many lines.
 _FENCE_LINE = re.compile(r"^[^\S\n]*```[\w+-]*[^\S\n]*$", re.MULTILINE)
-# The prompt's `{name}` placeholder echoed as a value: alone, with the prompt's type note,
-# or as the first line of a template the model repeated before writing its answer.
-_PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:[ \t]+#[ \t]*note:[^\n]*)?(?:\n.*)?$", re.DOTALL)
 
 
 def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Found | None:
@@ -147,18 +113,6 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
         found.weak.discard(name)
         found.open.discard(name)
     return found if found.texts or found.conflicts else None
-
-
-def two_values(first: str, second: str) -> str:
-    """Why an output written twice, with two different values, has none."""
-    return (
-        f"it is written twice, with two different values ({_clipped(first)!r} and "
-        f"{_clipped(second)!r}), and no one of them is the answer"
-    )
-
-
-def _clipped(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 Section = tuple[str | None, bool, str]  # (output name or None, strong, text)
@@ -322,112 +276,6 @@ def _section_text(text: str) -> str:
     if first is None:  # cannot happen: there is an odd number of them
         return text.strip()
     return (text[: first.start()] + text[first.end() + 1 :]).strip()
-
-
-# -- Field: value lines ---------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=256)
-def _label_line(names: tuple[str, ...]) -> re.Pattern[str]:
-    """A line that labels one of ``names``: ``Answer: 4``, ``**Answer** - 4``, ``### Answer``.
-
-    The label is a name however its words are separated or cased (`norm`), maybe after
-    bullets, a number, a heading's ``#`` or emphasis; then a colon, ``=``, a spaced dash,
-    or nothing more on the line (the value is on the lines after it). No two neighbouring
-    runs of the pattern take the same characters, so a long run of ``*`` is not tried at
-    every split point.
-    """
-    spelled = sorted({norm(n) for n in names if norm(n)}, key=len, reverse=True)
-    alternatives = "|".join(r"[ \t_\-]*".join(re.escape(c) for c in name) for name in spelled)
-    return re.compile(
-        rf"^[ \t*_#>\-]*(?:\d{{1,3}}[.)][ \t]*[*_`]*)?({alternatives})[ \t*_`]*"
-        r"(?:[:=]|(?<=[ \t])[\-\u2013\u2014][ \t]|$)[ \t*_`]*([^\n]*)",
-        re.IGNORECASE | re.MULTILINE,
-    )
-
-
-def find_labels(
-    text: str,
-    names: Iterable[str],
-    outputs: Mapping[str, bool],
-    narrow: Collection[str] = (),
-) -> Found | None:
-    """Read ``Field: value`` lines; only when every required output is labelled that way.
-
-    ``outputs`` maps each output name to whether it is required. A label may be written in
-    markdown (``**Answer:**``, ``- Answer:``, ``### Answer`` with the value below) or with
-    ``=`` or a spaced dash; a value runs on to the next labelled line.
-    An output labelled twice with two different values is a conflict (`Found.conflicts`).
-
-    When one required output has no label, it takes the text before the first label only
-    if that is a single line and the output is ``narrow`` (no text at all would be a valid
-    value of it, so the line is checked by its type): one candidate, one reading.
-    """
-    by_norm = {norm(n): n for n in names}
-    # Each value as its label line's rest and where the lines after it start; it ends where
-    # the next line labelled with a field starts.
-    starts: dict[str, tuple[str, int]] = {}
-    ends: dict[str, int] = {}
-    current: str | None = None
-    # An output labelled again: its name, its value there (as in `starts`) and its end.
-    again: list[tuple[str, tuple[str, int], int]] = []
-    first_label = -1
-    for match in _label_line(tuple(by_norm.values())).finditer(text):
-        name = by_norm.get(norm(match.group(1)))
-        if name is None:
-            continue
-        if first_label == -1:
-            first_label = match.start()
-        if current is not None:
-            ends[current] = match.start()
-        elif again and again[-1][2] == -1:
-            again[-1] = (*again[-1][:2], match.start())
-        start = (match.group(2).rstrip(_TAIL_DECORATION_CHARS), match.end() + 1)
-        current = name if name not in starts else None
-        if current is not None:
-            starts[current] = start
-        else:
-            again.append((name, start, -1))
-    found = Found(how="labels")
-    for name in outputs:
-        if name in starts:
-            found.texts[name] = _labelled(text, starts[name], ends.get(name, -1))
-    for name, at, end in again:
-        value = _labelled(text, at, end)
-        first = found.texts.get(name)
-        if first is not None and value != first and not is_placeholder(value, name):
-            del found.texts[name]
-            found.conflicts[name] = (first, two_values(first, value))
-    if starts:  # a value runs on to the next label, so the last runs to the end
-        found.open.add(next(reversed(starts)))
-    missing = [
-        name
-        for name, needed in outputs.items()
-        if needed and name not in found.texts and name not in found.conflicts
-    ]
-    if len(missing) == 1 and found.texts and missing[0] in narrow:
-        before = [line for line in text[:first_label].splitlines() if line.strip()]
-        if len(before) == 1:
-            found.texts[missing[0]] = before[0].strip()
-            missing = []
-    if not (found.texts or found.conflicts) or missing:
-        return None
-    return found
-
-
-def _labelled(text: str, start: tuple[str, int], end: int) -> str:
-    """A labelled value: its label line's rest, then its lines up to ``end`` (-1: all)."""
-    first, rest = start
-    end = len(text) + 1 if end == -1 else end
-    return (first + "\n" + text[rest : end - 1] if rest < end else first).strip()
-
-
-def is_placeholder(value: str, name: str) -> bool:
-    """Whether ``value`` is output ``name``'s placeholder from the prompt (``{name}``)."""
-    if "{" not in value:  # most values: no need to strip and match
-        return False
-    placeholder = _PLACEHOLDER.match(value.strip())
-    return placeholder is not None and norm(placeholder.group(1)) == norm(name)
 
 
 # -- JSON objects ---------------------------------------------------------------------------

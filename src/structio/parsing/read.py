@@ -81,11 +81,16 @@ def read_text(info: TypeInfo, text: str, *, from_json: bool = False) -> Any:
     candidate = decode_text(stripped)
     try:
         return info.validate(candidate)
-    except ValueError:
+    except ValueError as exc:
         lenient = _lenient(info, stripped)
         if lenient is NO_READING:
             raise
-        return info.validate(lenient)
+        try:
+            return info.validate(lenient)
+        except ValueError:
+            # The text as written says what is wrong (item 1's qty), not a loose reading
+            # of it that fails too (its pieces taken for items).
+            raise exc from None
 
 
 def read_json_value(info: TypeInfo, value: Any, *, from_json: bool = True) -> Any:

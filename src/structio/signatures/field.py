@@ -8,6 +8,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from structio.typemodel.info import declared_type
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
@@ -175,7 +177,9 @@ class SignatureField:
         set_(self, "default_factory", default_factory)
         set_(self, "constraints", types.MappingProxyType(_ordered_constraints(constraints or {})))
         set_(self, "name", name)
-        set_(self, "annotation", annotation)
+        # The type as it is read (an abstract iterable is a list), decided once for every
+        # adapter, reader and prompt that looks at the field.
+        set_(self, "annotation", declared_type(annotation))
         set_(self, "type_given", type_given)
         set_(self, "_admits_none", None)
 

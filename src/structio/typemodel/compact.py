@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from structio.typemodel.info import core_type
+from structio.typemodel.info import core_type, declared_type
 from structio.typemodel.text import type_name
 
 __all__ = ["CompactField", "compact_fields", "compact_type"]
@@ -92,6 +92,7 @@ def compact_type(annotation: Any, constraints: Constraints = ()) -> str:
         >>> compact_type(int, (("ge", 0), ("le", 130)))
         'int  // 0 to 130'
     """
+    annotation = declared_type(annotation)  # an abstract iterable is shown as the list it is
     try:
         return _cached_type(annotation, constraints)
     except TypeError:  # an unhashable annotation (Annotated with unhashable metadata)

@@ -2,13 +2,17 @@
 
 A `TypeInfo` holds everything that depends only on an (annotation, constraints) pair: the
 name and output hint shown to the model, the JSON schema, and the pydantic validator with
-the constraints applied. Reading text into a value lives in `structio.parsing`; writing a
-value into a prompt in `structio.rendering`. pydantic is imported on first use, so
+the constraints applied. An abstract iterable (``Iterable[T]``, ``Iterator[T]``,
+``Generator[T, ...]``, ``Sequence[T]``, ``Collection[T]``) is declared as the list it is read
+as, once (`declared_type`): each item validated, the schema and the name a list's. Reading
+text into a value lives in `structio.parsing`; writing a value into a prompt in
+`structio.rendering`. pydantic is imported on first use, so
 ``import structio`` stays fast.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import datetime
 import decimal
 import enum
@@ -25,7 +29,14 @@ from structio.typemodel.text import type_name
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["TypeInfo", "constraint_problem", "core_type", "type_info", "union_args"]
+__all__ = [
+    "TypeInfo",
+    "constraint_problem",
+    "core_type",
+    "declared_type",
+    "type_info",
+    "union_args",
+]
 
 _NONE_TYPE = type(None)
 
@@ -44,6 +55,23 @@ _CONSTRAINT_ERRORS: dict[str, str] = {
     "multiple_of": "multiple_of",
     "finite_number": "allow_inf_nan",
 }
+
+# Abstract iterables read as a list. Left to pydantic, ``Iterable[T]`` validates to a lazy,
+# one-shot iterator whose bad item raises only when iterated: no ParseError, no re-ask, and
+# a second pass finds nothing.
+_READ_AS_LIST = frozenset(
+    (
+        collections.abc.Iterable,
+        collections.abc.Iterator,
+        collections.abc.Generator,
+        collections.abc.Sequence,
+        collections.abc.MutableSequence,
+        collections.abc.Collection,
+        collections.abc.Reversible,
+    )
+)
+# Generic containers whose arguments may hold an abstract iterable.
+_CONTAINERS = frozenset((list, tuple, set, frozenset, dict))
 
 _NUMERIC_BASES = (int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
 _SIZED_BASES = (str, bytes, bytearray, list, tuple, set, frozenset, dict)
@@ -65,6 +93,7 @@ class TypeInfo:
     )
 
     def __init__(self, annotation: Any, constraints: tuple[tuple[str, Any], ...]) -> None:
+        annotation = declared_type(annotation)
         self.annotation = annotation
         self.constraints = constraints
         # Reasoning is text written by the model, read and shown as a str.
@@ -141,13 +170,75 @@ class TypeInfo:
         declared = dict(self.constraints)
         reasons = []
         for err in exc.errors(include_url=False):
-            loc = ".".join(str(p) for p in err["loc"])
+            loc = _location(err["loc"])
             msg = err["msg"]
             key = _CONSTRAINT_ERRORS.get(err["type"])
             if key and key in declared:
                 msg += f" (constraint {key}={declared[key]!r})"
             reasons.append(f"{loc}: {msg}" if loc else msg)
         return f"expected {self.name}: " + "; ".join(reasons)
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    """Where in a value an error is: ``[1].qty`` (item 1's ``qty``), ``tags[0]``."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def declared_type(annotation: Any) -> Any:
+    """The annotation as structio reads it: every abstract iterable in it made a list.
+
+    ``Iterable[T]``, ``Iterator[T]``, ``Generator[T, ...]``, ``Sequence[T]`` and
+    ``Collection[T]`` (from `collections.abc` or `typing`, bare or nested in ``Optional``,
+    ``Annotated``, unions and the builtin containers) become ``list[T]``; anything else is
+    returned as it is (the same object when nothing changes).
+    """
+    if typing.get_origin(annotation) is None and annotation not in _READ_AS_LIST:
+        return annotation  # a plain class: the usual case, and nothing to make a list
+    try:
+        declared = _cached_declared(annotation)
+    except TypeError:  # unhashable metadata in an Annotated
+        declared = _declared(annotation)
+    # The cache answers an equal annotation with the object it saw first: give back the
+    # caller's own where nothing changed.
+    return annotation if declared == annotation else declared
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_declared(annotation: Any) -> Any:
+    return _declared(annotation)
+
+
+def _declared(annotation: Any) -> Any:
+    generic: Any = list
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        return generic if annotation in _READ_AS_LIST else annotation
+    args = typing.get_args(annotation)
+    if origin in _READ_AS_LIST:
+        return generic[_declared(args[0])] if args else generic
+    if origin is typing.Annotated:
+        inner = _declared(args[0])
+        if inner is args[0]:
+            return annotation
+        annotated: Any = typing.Annotated
+        params = (inner, *annotation.__metadata__)
+        return annotated[params]
+    if origin is typing.Union or origin is types.UnionType or origin in _CONTAINERS:
+        changed = tuple(arg if arg is Ellipsis else _declared(arg) for arg in args)
+        if all(new is old for new, old in zip(changed, args, strict=True)):
+            return annotation
+        if origin is types.UnionType or origin is typing.Union:
+            union: Any = typing.Union
+            return union[changed]
+        container: Any = origin
+        return container[changed]
+    return annotation
 
 
 def core_type(annotation: Any) -> Any:

@@ -1,4 +1,9 @@
-"""`FakeLM`: a scripted model for tests, which records what it was sent."""
+"""Test doubles: `FakeLM`, a scripted model that records what it was sent.
+
+It lives above the call layer, not in `structio.lm`: a dict reply is written in the format
+of the adapter the request came from (the call layer says which, `lm.base.current_origin`),
+and the model layer sits below the adapters.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from structio.adapters.base import Adapter
 from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import ConfigurationError
 from structio.lm.base import BaseLM, current_origin
+from structio.lm.profile import TEXT_ONLY, ProfileOverride, apply_override, check_override
 from structio.lm.types import Completion, LMResponse, StreamItem
 from structio.signatures.field import OutputField
 from structio.signatures.signature import Signature, make_signature
@@ -79,9 +85,11 @@ class FakeLM(BaseLM):
             ``0`` none.
         chunk_size: Characters per piece when a reply is streamed.
         chunk_delay: Seconds between two streamed pieces.
-        supports_function_calling: What `supports_function_calling` answers, for tests of
-            code that asks.
-        supports_reasoning: What `supports_reasoning` answers.
+        profile: What the model claims to support (`BaseLM.profile`): a `ModelProfile`, or
+            a dict of the fields to change from one that supports nothing beyond text.
+        supports_function_calling: A shortcut for ``profile={"tools": True}``, for tests of
+            code that asks whether the model takes tools.
+        supports_reasoning: A shortcut for ``profile={"reasoning": True}``.
 
     Attributes:
         calls: The latest calls received, oldest first, each a `FakeCall`: a
@@ -90,8 +98,8 @@ class FakeLM(BaseLM):
         call_count: How many calls it received, including those no longer in ``calls``.
 
     Raises:
-        ConfigurationError: ``record`` is not a non-negative int or ``None``, or
-            ``chunk_size`` is not a positive int.
+        ConfigurationError: ``record`` is not a non-negative int or ``None``,
+            ``chunk_size`` is not a positive int, or ``profile`` is not a profile.
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class FakeLM(BaseLM):
         record: int | None = DEFAULT_RECORD,
         chunk_size: int = 4,
         chunk_delay: float = 0.0,
+        profile: ProfileOverride | None = None,
         supports_function_calling: bool = False,
         supports_reasoning: bool = False,
     ) -> None:
@@ -114,12 +123,16 @@ class FakeLM(BaseLM):
             )
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ConfigurationError(f"chunk_size must be a positive int, not {chunk_size!r}")
-        super().__init__(model)
+        base = TEXT_ONLY if profile is None else apply_override(TEXT_ONLY, check_override(profile))
+        # The shortcuts only ever add a claim, so a profile given with them keeps the rest.
+        if supports_function_calling:
+            base = base.replace(tools=True)
+        if supports_reasoning:
+            base = base.replace(reasoning=True)
+        super().__init__(model, profile=base)
         self.adapter = adapter
         self.chunk_size = chunk_size
         self.chunk_delay = chunk_delay
-        self.supports_function_calling = supports_function_calling
-        self.supports_reasoning = supports_reasoning
         self._function: Callable[[list[dict[str, Any]]], Reply] | None = None
         self._script: list[Reply] = []
         if callable(replies):
@@ -219,10 +232,14 @@ class FakeLM(BaseLM):
     def _written(self, outputs: Mapping[str, Any]) -> str:
         """Output values as the adapter writes an answer (as demos' answers are written)."""
         requested = current_origin()
-        if requested is None:
-            adapter, signature = self.adapter or ChatAdapter(), None
-        else:
-            adapter, signature = self.adapter or requested[0], requested[1]
+        adapter: Adapter = self.adapter or ChatAdapter()
+        signature: type[Signature] | None = None
+        if requested is not None:
+            # The call layer sets an adapter and a signature; anything else is not read.
+            if self.adapter is None and isinstance(requested[0], Adapter):
+                adapter = requested[0]
+            if issubclass(requested[1], Signature):
+                signature = requested[1]
         if signature is None or not outputs.keys() <= signature.output_fields.keys():
             signature = _outputs_signature(tuple(outputs))
         return adapter.format_assistant_message_content(signature, outputs)

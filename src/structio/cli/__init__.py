@@ -21,19 +21,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from structio import __version__
 from structio._demos import checked_demos
 from structio._loading import load_signature
 from structio._util.data import jsonable
 from structio._util.files import read_jsonl
-from structio.adapters import (
-    Adapter,
-    ChatAdapter,
-    CompactAdapter,
-    JSONAdapter,
-    ToolOutputAdapter,
-    XMLAdapter,
-)
+from structio.adapters import Adapter
+from structio.cli.parser import ADAPTERS, build_parser
 from structio.exceptions import (
     DataError,
     FormatError,
@@ -46,88 +39,6 @@ from structio.predict import Predict
 
 __all__ = ["main"]
 
-SIG_HELP = (
-    "the signature: path/to/file.py:ClassName, package.module:ClassName, or a spec in "
-    "quotes such as 'question -> answer: int'"
-)
-
-MAIN_EXAMPLES = """\
-examples:
-  structio format 'question -> answer: int' --inputs '{"question": "2+2?"}'
-  printf '[[ ## answer ## ]]\\n4\\n' | structio parse 'question -> answer: int'
-  structio finetune examples/quickstart.py:Triage examples/data/tickets.jsonl -o train.jsonl
-  structio validate train.jsonl
-  structio run examples/quickstart.py:Triage examples/data/tickets.csv -o preds.jsonl \\
-      --model openai/gpt-4o-mini
-
-Run 'structio COMMAND --help' for a command's options.
-"""
-
-FORMAT_EXAMPLES = """\
-examples:
-  structio format 'question -> answer: int' --inputs '{"question": "2+2?"}'
-  structio format app/sigs.py:Triage --inputs '{"ticket": "charged twice"}' --adapter json
-  structio format app.sigs:Triage --inputs @inputs.json --demos demos.jsonl
-"""
-
-PARSE_EXAMPLES = """\
-examples:
-  structio parse 'question -> answer: int' < completion.txt
-  printf '{"answer": 4}' | structio parse 'question -> answer: int' --adapter json
-"""
-
-FINETUNE_EXAMPLES = """\
-examples:
-  structio finetune examples/quickstart.py:Triage examples/data/tickets.jsonl -o train.jsonl
-  structio finetune app.sigs:Triage labelled.csv -o train.jsonl --adapter json --skip-invalid
-  structio finetune app.sigs:Triage data.jsonl -o train.jsonl --model gpt-4o-mini \\
-      --training-price 3.00 --epochs 3
-
-Each example (a JSON line or a CSV row) holds the signature's inputs and outputs. Without
---skip-invalid, any problem means nothing is written.
-"""
-
-VALIDATE_EXAMPLES = """\
-examples:
-  structio validate train.jsonl
-  structio validate train.jsonl --sig examples/quickstart.py:Triage --max-tokens 4096
-
-With --sig, each row must be in the format of --adapter (chat by default): its system
-message the one the adapter renders for the signature, its answer in the adapter's format.
-"""
-
-RUN_EXAMPLES = """\
-examples:
-  structio run examples/quickstart.py:Triage examples/data/tickets.jsonl -o preds.jsonl \\
-      --model openai/gpt-4o-mini
-  structio run app.sigs:Triage rows.csv -o preds.jsonl --model openai/llama3.2 \\
-      --api-base http://localhost:11434/v1 --concurrency 4
-  structio run app.sigs:Triage rows.csv -o preds.jsonl --model openai/my-model \\
-      --api-base https://llm.example.com/v1 --api-key-env MY_SERVER_KEY
-
-  structio run app.sigs:Triage rows.jsonl -o preds.jsonl --model openai/gpt-4o-mini --batch
-
-Rerunning after an interruption skips the rows already in the output (rows are written
-as they finish, each with its DATA line). A rerun refuses (exit 2, before any call) an
-output that is not its own: not a run's output, or of another signature, --model or
---adapter, or rows whose DATA line has changed since; give another -o, or delete the file
-to start over. Failed rows are listed in PREDICTIONS.errors.jsonl and retried by the next
-run. When the same error fails
-5 rows in a row (a wrong model name, a server that is down, a rejected key), the run stops
-with that error (exit 2): fix it and rerun. Ctrl-C stops cleanly (exit 130): the calls in
-flight finish and are kept (Ctrl-C again leaves them).
-
-The API key comes from --api-key, from the variable --api-key-env names, or from the
-provider's environment variable (OPENAI_API_KEY...). A server given by --api-base gets no
-key unless one is given or set: local servers (Ollama, vLLM, llama.cpp) need none.
-
-With --batch the rows go through the provider's batch API: the estimated cost is printed
-first, the provider's counts while it works, the cost at the end. The batches are recorded
-in PREDICTIONS.batch.json as soon as they exist: after Ctrl-C or a crash, the same command
-picks them up rather than paying twice. Failed rows (and rows of an expired batch) go to
-PREDICTIONS.errors.jsonl: rerun with or without --batch to retry them.
-"""
-
 
 class _CommandLineError(Exception):
     """A command-line usage error found after argparse (exit code 2)."""
@@ -137,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``structio`` command; returns the exit code."""
     args: argparse.Namespace | None = None
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser(_COMMANDS).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except DataError as exc:
@@ -311,175 +222,6 @@ def _library_warnings() -> Iterator[None]:
         yield
     finally:
         log.removeHandler(handler)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="structio",
-        description="Structured prompts for language models: format, parse, finetune data.",
-        epilog=MAIN_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"structio {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, help_text: str, examples: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name,
-            help=help_text,
-            description=help_text,
-            epilog=examples,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-
-    fmt = command("format", "print the chat messages for some inputs", FORMAT_EXAMPLES)
-    fmt.add_argument("sig", metavar="SIG", help=SIG_HELP)
-    fmt.add_argument(
-        "--inputs", required=True, help="the inputs as a JSON object, or @FILE holding one"
-    )
-    _adapter_and_demos(fmt)
-    fmt.set_defaults(handler=_format)
-
-    parse = command("parse", "read a completion (standard input) as the outputs", PARSE_EXAMPLES)
-    parse.add_argument("sig", metavar="SIG", help=SIG_HELP)
-    _adapter_option(parse)
-    parse.set_defaults(handler=_parse)
-
-    ft = command("finetune", "write finetune JSONL from labelled examples", FINETUNE_EXAMPLES)
-    ft.add_argument("sig", metavar="SIG", help=SIG_HELP)
-    ft.add_argument("data", metavar="DATA", help="examples: a .jsonl or .csv file")
-    ft.add_argument("-o", "--output", required=True, metavar="OUT", help="the JSONL to write")
-    _adapter_and_demos(ft)
-    ft.add_argument(
-        "--skip-invalid", action="store_true", help="write the good rows, report the rest"
-    )
-    _limit_options(ft)
-    ft.add_argument(
-        "--training-price", type=float, metavar="USD", help="price per million training tokens"
-    )
-    ft.add_argument("--epochs", type=int, default=1, help="passes over the data (for the cost)")
-    ft.set_defaults(handler=_finetune)
-
-    val = command("validate", "check a finetune JSONL file", VALIDATE_EXAMPLES)
-    val.add_argument("file", metavar="FILE", help="the JSONL file to check")
-    val.add_argument(
-        "--sig",
-        help="also check each row is in the format --adapter gives this signature: its "
-        "system message and its answer",
-    )
-    val.add_argument(
-        "--adapter",
-        choices=tuple(ADAPTERS),
-        help="the wire format the rows must be in (with --sig; default chat): " + ADAPTER_NAMES,
-    )
-    _limit_options(val)
-    val.set_defaults(handler=_validate)
-
-    run = command("run", "predict every row of a data file with a model", RUN_EXAMPLES)
-    run.add_argument("sig", metavar="SIG", help=SIG_HELP)
-    run.add_argument("data", metavar="DATA", help="rows of inputs: a .jsonl or .csv file")
-    run.add_argument("-o", "--output", required=True, metavar="PREDICTIONS", help="JSONL out")
-    run.add_argument(
-        "--model",
-        required=True,
-        type=_model_string,
-        help="a model string, e.g. openai/gpt-4o-mini",
-    )
-    run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
-    run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
-    keys = run.add_mutually_exclusive_group()
-    keys.add_argument(
-        "--api-key",
-        metavar="KEY",
-        help="the API key (visible to other users in the process list: prefer --api-key-env)",
-    )
-    keys.add_argument(
-        "--api-key-env",
-        metavar="NAME",
-        help="read the API key from the environment variable NAME",
-    )
-    run.add_argument(
-        "--transport",
-        choices=("auto", "direct", "litellm"),
-        default="auto",
-        help="direct: httpx to an OpenAI-compatible API; litellm: any other provider; "
-        "auto (default): direct for openai/, azure/, groq/... and litellm for the rest",
-    )
-    run.add_argument("--temperature", type=float)
-    run.add_argument("--no-cache", action="store_true", help="do not use the response cache")
-    run.add_argument(
-        "--batch",
-        action="store_true",
-        help="send the rows through the provider's batch API (OpenAI: half price, answered "
-        "within 24h); rerun the same command to pick up batches after a stop",
-    )
-    run.add_argument(
-        "--poll-interval",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="with --batch: seconds between two status polls (default 30)",
-    )
-    run.add_argument(
-        "--batch-size",
-        type=_positive,
-        default=50_000,
-        metavar="N",
-        help="with --batch: requests per batch (default 50,000, OpenAI's limit)",
-    )
-    _adapter_and_demos(run)
-    run.set_defaults(handler=_run)
-    return parser
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
-
-
-def _model_string(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("needs a model string such as openai/gpt-4o-mini")
-    return text
-
-
-#: The wire formats --adapter names: structio's adapters.
-ADAPTERS: dict[str, type[Adapter]] = {
-    "chat": ChatAdapter,
-    "json": JSONAdapter,
-    "xml": XMLAdapter,
-    "compact": CompactAdapter,
-    "tool": ToolOutputAdapter,
-}
-ADAPTER_NAMES = (
-    "chat ([[ ## field ## ]] sections), json, xml, compact (JSON, its type in a short "
-    "notation) or tool (the answer as the arguments of a forced tool call)"
-)
-
-
-def _adapter_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--adapter",
-        choices=tuple(ADAPTERS),
-        default="chat",
-        help=f"the wire format (default chat): {ADAPTER_NAMES}",
-    )
-
-
-def _adapter_and_demos(parser: argparse.ArgumentParser) -> None:
-    _adapter_option(parser)
-    parser.add_argument("--demos", metavar="FILE", help="few-shot examples: .jsonl or .json list")
-
-
-def _limit_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-tokens", type=_positive, help="the most tokens a row may have")
-    parser.add_argument(
-        "--model",
-        type=_model_string,
-        help="the model to fine-tune: its token limit and price (litellm)",
-    )
 
 
 def _adapter(name: str | None) -> Adapter:
@@ -753,7 +495,7 @@ def _api_key(args: argparse.Namespace) -> str | None:
 
 def _lm_options(args: argparse.Namespace) -> dict[str, Any]:
     """The LM's settings from the command line (the key included, when one is needed)."""
-    from structio.lm import _http
+    from structio.lm.transport import key_variables, transport_for
 
     options: dict[str, Any] = {"cache": not args.no_cache, "transport": args.transport}
     if args.api_base:
@@ -763,12 +505,10 @@ def _lm_options(args: argparse.Namespace) -> dict[str, Any]:
     key = _api_key(args)
     if key is not None:
         options["api_key"] = key
-    elif args.api_base and _http.choose_transport(args.model, args.transport, options) == (
-        "litellm"
-    ):
+    elif args.api_base and transport_for(args.model, args.transport, options).name == "litellm":
         # The direct transport sends no key to a server of --api-base when none is set;
         # litellm demands one. A key in the provider's variable is still litellm's to send.
-        variables = _http.key_variables(args.model)
+        variables = key_variables(args.model)
         if variables is not None and not any(os.environ.get(name) for name in variables):
             options["api_key"] = NO_KEY
     return options
@@ -819,3 +559,12 @@ def _run(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":  # python -m structio.cli
     sys.exit(main())
+
+
+_COMMANDS = {
+    "format": _format,
+    "parse": _parse,
+    "finetune": _finetune,
+    "validate": _validate,
+    "run": _run,
+}

@@ -1,0 +1,72 @@
+"""What every adapter is asked and gives: hooks, the model it asks, a reading, a message.
+
+`hook` marks the methods subclasses may override; `ModelCapabilities` is what an adapter may
+ask of a model (its `ModelProfile`); `Reading` is a parsed completion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from structio.lm.profile import ModelProfile
+
+__all__ = ["NONE_OPEN", "Message", "ModelCapabilities", "Reading", "hook", "set_native_options"]
+
+Message = dict[str, Any]
+"""An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def hook(method: F) -> F:
+    """Mark a method as a documented extension point that subclasses may override.
+
+    Hooks may call ``super()``; the base implementations never call back into an override
+    of the same hook, so an override that extends the default cannot recurse.
+    """
+    method.__structio_hook__ = True  # type: ignore[attr-defined]
+    return method
+
+
+class ModelCapabilities(Protocol):
+    """What an adapter may ask of a model when it chooses request parameters: its profile.
+
+    Every `BaseLM` is one (`BaseLM.profile`); so is any object with a ``profile``.
+    """
+
+    @property
+    def profile(self) -> ModelProfile:
+        """What the model supports: structured output, tools, reasoning, limits."""
+        ...
+
+
+NONE_OPEN: frozenset[str] = frozenset()
+
+
+class Reading(NamedTuple):
+    """A parsed completion: the typed outputs, which reader found them, which were open.
+
+    ``open_fields`` are outputs whose text ran to the end of the completion with nothing to
+    close it: complete only if the model stopped by itself.
+    """
+
+    values: dict[str, Any]
+    reader: str
+    open_fields: frozenset[str] = frozenset()
+
+
+def set_native_options(
+    adapter: object, native_tools: bool | None, native_reasoning: bool | None
+) -> None:
+    """Keep an adapter's native options, each only when chosen.
+
+    A default (``None``) is not stored, so an adapter made without them saves, prints and
+    compares as before they existed; `Adapter.native` reads a missing one as ``None``.
+    """
+    for name, value in (("native_tools", native_tools), ("native_reasoning", native_reasoning)):
+        if value is not None and not isinstance(value, bool):
+            raise ValueError(f"{name} must be True, False or None, not {value!r}")
+        if value is not None:
+            setattr(adapter, name, value)

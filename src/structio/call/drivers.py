@@ -1,0 +1,310 @@
+"""`call`, `acall`, `stream`, `astream`: four short drivers of one call flow.
+
+Each builds the first request (`begin`), tells the callbacks, and runs `call_flow`:
+it makes the requests the flow asks for, sends each response (or the provider's error)
+back in, and returns (or, for streams, yields after the events) the flow's `CallResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Generator, Iterable, Iterator, Mapping
+from typing import Any, Union
+
+from structio.adapters.base import Adapter, SignatureLike
+from structio.call.flow import Flow, Restart, call_flow
+from structio.call.options import CallOptions
+from structio.call.request import Builder, Request, begin
+from structio.call.result import CallResult
+from structio.lm.base import BaseLM, reset_origin, set_origin
+from structio.lm.types import AsyncLMStream, LMResponse, StreamItem
+from structio.observe.dispatch import CallScope, call_started
+from structio.parsing.stream import FieldValue, Reread, StreamEvent, StreamReader
+
+__all__ = ["StreamOut", "acall", "astream", "call", "stream"]
+
+StreamOut = Union[StreamEvent, CallResult]  # noqa: UP007 - a runtime alias on 3.10
+"""What `stream` yields: events while the model writes, then the `CallResult`."""
+
+_DEFAULT = CallOptions()
+
+
+def call(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    options: CallOptions = _DEFAULT,
+    build: Builder | None = None,
+) -> CallResult:
+    """Format, call the model, and read every choice, with re-asks, fallback and context cut.
+
+    Args:
+        adapter: The wire format.
+        lm: The model.
+        signature: A signature class or a string spec.
+        demos: Few-shot examples.
+        inputs: The signature's inputs.
+        params: Request parameters for this call (``temperature``, ``n``...).
+        options: How the call is made: truncation, re-asks, input checks (`CallOptions`).
+        build: Build the prompt yourself from the adapter (prompt functions do); by default
+            ``adapter.render(signature, demos, inputs)``.
+
+    Raises:
+        FormatError: An input is missing, unknown, or (with ``options.check_inputs``) does
+            not fit its type.
+        ParseError: A completion cannot be read (after the fallback, if any, or the last
+            re-ask: the error's ``attempts`` holds the earlier ones). It is ``adapter``'s
+            error; when the fallback request failed too, its message says so and why, and
+            the fallback's own error is its ``__cause__``. When the model hit its token
+            limit, the error says so (``truncated``).
+        LMError: The provider failed; never answered with a fallback.
+        TruncationError: The parts that cannot be dropped exceed the budget.
+    """
+    request = begin(adapter, lm, signature, demos, inputs, params, options, build)
+    with _observe(request, lm) as scope:
+        result = _run(call_flow(request, lm, options, scope), lm)
+        scope.ended(result)
+    return result
+
+
+async def acall(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    options: CallOptions = _DEFAULT,
+    build: Builder | None = None,
+) -> CallResult:
+    """Async form of `call`: the same flow, with ``await lm.acall``."""
+    request = begin(adapter, lm, signature, demos, inputs, params, options, build)
+    with _observe(request, lm) as scope:
+        result = await _arun(call_flow(request, lm, options, scope), lm)
+        scope.ended(result)
+    return result
+
+
+def stream(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    options: CallOptions = _DEFAULT,
+    build: Builder | None = None,
+) -> Generator[StreamOut, None, None]:
+    """`call`, read while the model writes: stream events, then the `CallResult` last.
+
+    The prompt is built here (a wrong input raises now); the request is made when the
+    stream is first read. The events are those of the first choice, from the adapter's
+    `stream_reader`; the result is what `call` returns for the same completion (the same
+    flow: fallback, re-asks and context cut; a new request after events were given is
+    announced with a `Reread`). Closing the generator early ends the request.
+
+    Raises:
+        FormatError, TruncationError: At once, as `call`.
+        ParseError, LMError: While iterating, as `call`.
+    """
+    request = begin(adapter, lm, signature, demos, inputs, params, options, build)
+    return _streamed(request, lm, options)
+
+
+def astream(
+    adapter: Adapter,
+    lm: BaseLM,
+    signature: SignatureLike,
+    demos: Iterable[Mapping[str, Any]] = (),
+    inputs: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    options: CallOptions = _DEFAULT,
+    build: Builder | None = None,
+) -> AsyncGenerator[StreamOut, None]:
+    """Async form of `stream`: the same flow, with ``lm.astream``."""
+    request = begin(adapter, lm, signature, demos, inputs, params, options, build)
+    return _astreamed(request, lm, options)
+
+
+def _observe(request: Request, lm: BaseLM) -> CallScope:
+    """Tell the callbacks a call starts (next to nothing when none is configured)."""
+    return call_started(
+        request.adapter, lm, request.original, request.inputs, request.sent, request.params
+    )
+
+
+# -- the drivers: requests out, responses (or errors) back into the flow ----------------
+
+
+def _run(flow: Flow, lm: BaseLM) -> CallResult:
+    try:
+        step = next(flow)
+        while True:
+            if isinstance(step, Restart):
+                step = flow.send(None)
+                continue
+            request = step.request
+            # The origin tells a model that writes its own replies (FakeLM) the format.
+            token = set_origin(request.adapter, request.signature)
+            try:
+                response = lm(request.messages, **request.params)
+            except Exception as exc:  # the flow decides: cut and ask again, or raise
+                step = flow.throw(exc)
+                continue
+            finally:
+                reset_origin(token)
+            step = flow.send(response)
+    except StopIteration as done:
+        result: CallResult = done.value
+        return result
+    finally:
+        flow.close()
+
+
+async def _arun(flow: Flow, lm: BaseLM) -> CallResult:
+    try:
+        step = next(flow)
+        while True:
+            if isinstance(step, Restart):
+                step = flow.send(None)
+                continue
+            request = step.request
+            token = set_origin(request.adapter, request.signature)
+            try:
+                response = await lm.acall(request.messages, **request.params)
+            except Exception as exc:
+                step = flow.throw(exc)
+                continue
+            finally:
+                reset_origin(token)
+            step = flow.send(response)
+    except StopIteration as done:
+        result: CallResult = done.value
+        return result
+    finally:
+        flow.close()
+
+
+def _streamed(
+    request: Request, lm: BaseLM, options: CallOptions
+) -> Generator[StreamOut, None, None]:
+    with _observe(request, lm) as scope:
+        result = yield from _drive_stream(call_flow(request, lm, options, scope), lm)
+        scope.ended(result)
+    yield result
+
+
+def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallResult]:
+    reader: StreamReader | None = None
+    try:
+        step = next(flow)
+        while True:
+            if isinstance(step, Restart):
+                if reader is not None and reader.said:
+                    yield Reread(step.reason)
+                step = flow.send(None)
+                continue
+            request = step.request
+            reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
+            source = lm.stream(request.messages, **request.params)
+            with source:
+                try:
+                    item = _next(source, request)
+                except Exception as exc:  # before any text: the flow decides
+                    step = flow.throw(exc)
+                    continue
+                while not isinstance(item, LMResponse):
+                    yield from reader.feed(item)
+                    item = _next(source, request)
+            step = flow.send(item)
+    except StopIteration as done:
+        result: CallResult = done.value
+    finally:
+        flow.close()
+    assert reader is not None  # noqa: S101 - a flow sends at least once
+    yield from reader.finish(result.outputs[0])
+    yield from _native_events(request, result)
+    return result
+
+
+async def _astreamed(
+    request: Request, lm: BaseLM, options: CallOptions
+) -> AsyncGenerator[StreamOut, None]:
+    with _observe(request, lm) as scope:
+        body = _adrive_stream(call_flow(request, lm, options, scope), lm)
+        try:
+            async for out in body:
+                if isinstance(out, CallResult):
+                    scope.ended(out)
+                yield out
+        finally:
+            await body.aclose()
+
+
+async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, None]:
+    """The events of a streamed call, then its `CallResult` (an async generator returns none)."""
+    reader: StreamReader | None = None
+    try:
+        step = next(flow)
+        while True:
+            if isinstance(step, Restart):
+                if reader is not None and reader.said:
+                    yield Reread(step.reason)
+                step = flow.send(None)
+                continue
+            request = step.request
+            reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
+            source = lm.astream(request.messages, **request.params)
+            async with source:
+                try:
+                    item = await _anext(source, request)
+                except Exception as exc:
+                    step = flow.throw(exc)
+                    continue
+                while not isinstance(item, LMResponse):
+                    for event in reader.feed(item):
+                        yield event
+                    item = await _anext(source, request)
+            step = flow.send(item)
+    except StopIteration as done:
+        result: CallResult = done.value
+    finally:
+        flow.close()
+    assert reader is not None  # noqa: S101 - a flow sends at least once
+    for event in [*reader.finish(result.outputs[0]), *_native_events(request, result)]:
+        yield event
+    yield result
+
+
+def _native_events(request: Request, result: CallResult) -> list[StreamEvent]:
+    """The values of the outputs that came beside the text (the reader never saw them)."""
+    if request.native is None or not result.outputs:
+        return []
+    wire = request.signature.output_fields
+    return [
+        FieldValue(name, value) for name, value in result.outputs[0].items() if name not in wire
+    ]
+
+
+def _next(source: Iterator[StreamItem], request: Request) -> StreamItem:
+    # The origin is set around each read, never across a yield to the caller: a model
+    # that writes its own replies reads it when the stream starts.
+    token = set_origin(request.adapter, request.signature)
+    try:
+        return next(source)
+    finally:
+        reset_origin(token)
+
+
+async def _anext(source: AsyncLMStream, request: Request) -> StreamItem:
+    token = set_origin(request.adapter, request.signature)
+    try:
+        return await source.__anext__()
+    finally:
+        reset_origin(token)
