@@ -38,6 +38,28 @@ def run_python(code: str) -> str:
     return result.stdout
 
 
+def test_import_leaves_what_only_some_programs_need_for_first_use() -> None:
+    # Test doubles, the transport registry, the template sandbox and batching load when
+    # first used: `import structio` pays for what every program needs, no more.
+    lazy = [
+        "structio.testing",
+        "structio.lm.mock",
+        "structio.lm.transport",
+        "structio.rendering.sandbox",
+        "structio.rendering.includes",
+        "structio.predict.batching",
+    ]
+    code = f"import json, sys, structio\nprint(json.dumps([m in sys.modules for m in {lazy!r}]))"
+    assert json.loads(run_python(code)) == [False] * len(lazy)
+    code = (
+        "import json, sys, structio as sio\n"
+        "sio.FakeLM([]); sio.LM('openai/x'); sio.Template('{{ x }}')\n"
+        "from structio.lm import MockTransport\n"
+        f"print(json.dumps([m in sys.modules for m in {lazy[:4]!r}]))"
+    )
+    assert json.loads(run_python(code)) == [True] * 4
+
+
 def test_import_does_not_load_litellm_pydantic_or_json_repair() -> None:
     code = (
         "import json, sys, structio\n"

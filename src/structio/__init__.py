@@ -63,12 +63,13 @@ from structio.signatures import (
     Signature,
     make_signature,
 )
-from structio.testing import FakeLM
 
 __version__ = "0.1.0"
 
 
 _LAZY = {
+    # The test double: loaded when first named (programs that never test never pay for it).
+    "FakeLM": "structio.testing",
     "Tool": "structio.tools",
     "ToolCall": "structio.tools",
     "ToolCalls": "structio.tools",

@@ -68,14 +68,22 @@ _PROMPT_FIELD = "prompt"
 _ANSWER_FIELD = "answer"
 
 
-@dataclass(frozen=True)
 class _Plan:
     """What one call of a prompt function sends: plain messages, or a typed call's parts."""
 
-    messages: list[dict[str, Any]]
-    signature: type[Signature] | None = None
-    inputs: Mapping[str, Any] | None = None
-    build: calling.Builder | None = None
+    __slots__ = ("build", "inputs", "messages", "signature")
+
+    def __init__(
+        self,
+        messages: list[dict[str, Any]],
+        signature: type[Signature] | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        build: calling.Builder | None = None,
+    ) -> None:
+        self.messages = messages
+        self.signature = signature
+        self.inputs = inputs
+        self.build = build
 
 
 @dataclass(frozen=True)

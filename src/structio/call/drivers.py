@@ -163,8 +163,9 @@ def _run(flow: Flow, lm: BaseLM) -> CallResult:
     except StopIteration as done:
         result: CallResult = done.value
         return result
-    finally:
-        flow.close()
+    except BaseException:
+        flow.close()  # a driver that stops early (an error, a cancellation) ends the flow
+        raise
 
 
 async def _arun(flow: Flow, lm: BaseLM) -> CallResult:
@@ -187,8 +188,9 @@ async def _arun(flow: Flow, lm: BaseLM) -> CallResult:
     except StopIteration as done:
         result: CallResult = done.value
         return result
-    finally:
-        flow.close()
+    except BaseException:
+        flow.close()  # a driver that stops early (an error, a cancellation) ends the flow
+        raise
 
 
 def _streamed(
@@ -225,8 +227,9 @@ def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallRe
             step = flow.send(item)
     except StopIteration as done:
         result: CallResult = done.value
-    finally:
+    except BaseException:
         flow.close()
+        raise
     assert reader is not None  # noqa: S101 - a flow sends at least once
     yield from reader.finish(result.outputs[0])
     yield from _native_events(request, result)
@@ -274,8 +277,9 @@ async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, No
             step = flow.send(item)
     except StopIteration as done:
         result: CallResult = done.value
-    finally:
+    except BaseException:
         flow.close()
+        raise
     assert reader is not None  # noqa: S101 - a flow sends at least once
     for event in [*reader.finish(result.outputs[0]), *_native_events(request, result)]:
         yield event

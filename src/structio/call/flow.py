@@ -10,7 +10,6 @@ falls back and cuts its prompt in exactly the same way.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Generator
 from typing import Union
 
@@ -26,27 +25,44 @@ from structio.observe.dispatch import CallScope
 __all__ = ["Flow", "Restart", "Send", "Step", "call_flow"]
 
 
-@dataclasses.dataclass(frozen=True)
 class Send:
     """A step of a call: make this request and send its response back into the flow.
 
     A provider error is thrown into the flow instead (``flow.throw(error)``): the flow
     cuts the prompt and asks again when the context window was exceeded, and raises the
     error otherwise.
+
+    Attributes:
+        request: The request to make.
     """
 
-    request: Request
+    # A plain class: a step is made per request, and a dataclass costs import time.
+    __slots__ = ("request",)
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+
+    def __repr__(self) -> str:
+        return f"Send({self.request.original.__name__}, {type(self.request.adapter).__name__})"
 
 
-@dataclasses.dataclass(frozen=True)
 class Restart:
     """A step of a call: the answer given so far is void, a new request follows.
 
     A streaming driver tells its reader's audience (a `Reread` event, with ``reason``)
     when it has already handed out values of that answer; the others go on.
+
+    Attributes:
+        reason: Why, for the `Reread` event.
     """
 
-    reason: str
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Restart({self.reason!r})"
 
 
 Step = Union[Send, Restart]  # noqa: UP007 - a runtime alias on 3.10
@@ -65,7 +81,13 @@ def call_flow(request: Request, lm: BaseLM, options: CallOptions, scope: CallSco
         LMError: Thrown in by the driver and not handled here.
         TruncationError: The prompt cannot be cut enough.
     """
-    request, response = yield from _first(request, lm)
+    # Written out rather than in helpers: each generator a call goes through costs time.
+    try:
+        response = _answer((yield Send(request)))
+    except ContextWindowExceededError as exc:
+        # The first request only: cut once to the model's input limit and sent again.
+        request = request.fitted_to_context(lm, exc)
+        response = _answer((yield Send(request)))
     scope.responded(response)
     attempts: list[Attempt] = []
     while True:
@@ -80,7 +102,7 @@ def call_flow(request: Request, lm: BaseLM, options: CallOptions, scope: CallSco
                 scope.retried(attempt.feedback)
                 yield Restart(_reask_reason(error))
                 # A re-ask is the same conversation, longer: a context error is final.
-                response = yield from _send(request)
+                response = _answer((yield Send(request)))
                 scope.responded(response)
                 continue
             if not isinstance(failure, UnreadableError) or options.max_retries:
@@ -96,23 +118,11 @@ def call_flow(request: Request, lm: BaseLM, options: CallOptions, scope: CallSco
             return result.after(response, failure.fallback.route)
 
 
-def _send(request: Request) -> Generator[Step, LMResponse | None, LMResponse]:
-    response = yield Send(request)
-    if response is None:  # pragma: no cover - a driver answers every Send
+def _answer(response: LMResponse | None) -> LMResponse:
+    """The response a driver sent back for a `Send` step."""
+    if response is None:  # pragma: no cover - a driver answers every Send with a response
         raise TypeError("a call flow's Send step must be answered with the model's response")
     return response
-
-
-def _first(
-    request: Request, lm: BaseLM
-) -> Generator[Step, LMResponse | None, tuple[Request, LMResponse]]:
-    """The first request, cut once to the model's input limit if the provider refuses it."""
-    try:
-        response = yield from _send(request)
-    except ContextWindowExceededError as exc:
-        request = request.fitted_to_context(lm, exc)
-        response = yield from _send(request)
-    return request, response
 
 
 def _fallback(

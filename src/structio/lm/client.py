@@ -14,7 +14,7 @@ transport chosen when the LM was made).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 from structio._util.secrets import ENDPOINT_PARAMS, is_secret, public_params
@@ -123,6 +123,31 @@ class ClientSettings(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+    # Read on every request by the transports: the dict's own methods, not Mapping's
+    # generic ones (a Python-level `__getitem__` per lookup).
+    def __contains__(self, name: object) -> bool:
+        return name in self._data
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The setting ``name``, or ``default``."""
+        return self._data.get(name, default)
+
+    def keys(self) -> KeysView[str]:
+        """The settings' names."""
+        return self._data.keys()
+
+    def items(self) -> ItemsView[str, Any]:
+        """The settings, by name."""
+        return self._data.items()
+
+    def values(self) -> ValuesView[Any]:
+        """The settings' values."""
+        return self._data.values()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as a new plain dict (what ``{**settings}`` gives, without its cost)."""
+        return dict(self._data)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items())

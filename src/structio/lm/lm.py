@@ -14,7 +14,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from structio._util.data import jsonable
 from structio._util.log import logger
@@ -35,8 +35,10 @@ from structio.lm.cache import ResponseCache, cache_key, default_cache
 from structio.lm.client import ClientSettings, split_settings
 from structio.lm.models import direct_profile
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
-from structio.lm.transport import AUTO, Transport, transport_for
 from structio.lm.types import LMResponse, StreamItem
+
+if TYPE_CHECKING:
+    from structio.lm.transport import Transport
 
 __all__ = ["LM"]
 
@@ -179,7 +181,7 @@ class LM(BaseLM):
         backoff: float = 0.5,
         max_backoff: float = 60.0,
         context_window: int | None = None,
-        transport: str | Transport = AUTO,
+        transport: str | Transport = "auto",
         profile: ProfileOverride | None = None,
         **kwargs: Any,
     ) -> None:
@@ -220,6 +222,9 @@ class LM(BaseLM):
 
     def _bind_transport(self) -> None:
         """Choose the transport from the settings (`transport_for`)."""
+        # The registry loads with the first LM, not with `import structio`.
+        from structio.lm.transport import transport_for
+
         self._transport: Transport = transport_for(self.model, self.transport, self.client)
         self._route = self._transport.name
 
@@ -378,7 +383,9 @@ class LM(BaseLM):
         the call's history entry shows (credentials removed) and its credentials are
         redacted by. A transport gets the two apart (`_prepare`).
         """
-        merged = {**self.client, **self.params, **params}
+        merged = self.client.as_dict()
+        merged.update(self.params)
+        merged.update(params)
         merged.pop("cache", None)
         return merged
 
@@ -391,7 +398,11 @@ class LM(BaseLM):
         cache = self._cache_for(call_params)
         # The client settings are keyed too: another api_base is another server, whose
         # answers are its own (credentials are never in a key: see cache_key).
-        key = cache_key(self.model, messages, {**client, **params}) if cache is not None else ""
+        key = (
+            cache_key(self.model, messages, {**client.as_dict(), **params})
+            if cache is not None
+            else ""
+        )
         return _Request(params, client, cache, key)
 
     def _cache_for(self, call_params: Mapping[str, Any]) -> ResponseCache | None:

@@ -17,6 +17,7 @@ from structio.exceptions import (
     ConfigurationError,
     UsageError,
 )
+from structio.predict.inputs import CALL_OPTIONS, not_a_dict
 from structio.predict.prediction import Prediction
 from structio.signatures.signature import (
     Signature,
@@ -35,10 +36,8 @@ class Caller(Protocol):
         """One async call."""
 
 
-__all__ = ["CALL_OPTIONS", "arun_batch", "run_batch"]
+__all__ = ["arun_batch", "run_batch"]
 
-# Keyword arguments of a call that are not inputs of the signature.
-CALL_OPTIONS = ("adapter", "lm", "params", "config", "max_retries")
 
 _PENDING: Any = object()
 # How many items `Predict.batch` reads ahead of their results, per call allowed at once:
@@ -66,7 +65,7 @@ def _check_batch(inputs: Iterable[Mapping[str, Any]], max_concurrency: int) -> i
     if isinstance(inputs, Sequence):
         for index, item in enumerate(inputs):
             if not isinstance(item, Mapping):
-                raise _not_a_dict(index, item)
+                raise not_a_dict(index, item)
     try:
         return len(inputs)  # type: ignore[arg-type]
     except TypeError:
@@ -78,13 +77,7 @@ def _checked(
 ) -> Iterator[Mapping[str, Any] | ConfigurationError]:
     """The items of ``inputs``, read lazily; one that is not a dict as the error it is."""
     for index, item in enumerate(inputs):
-        yield item if isinstance(item, Mapping) else _not_a_dict(index, item)
-
-
-def _not_a_dict(index: int, item: object) -> ConfigurationError:
-    return ConfigurationError(
-        f"batch item {index} must be a dict of inputs, not {type(item).__name__}"
-    )
+        yield item if isinstance(item, Mapping) else not_a_dict(index, item)
 
 
 def _finish_batch(

@@ -8,14 +8,22 @@ from collections.abc import (
 from typing import Any
 
 from structio.example import Example
-from structio.exceptions import (
-    FormatError,
-)
+from structio.exceptions import ConfigurationError, FormatError
 from structio.signatures.signature import (
     Signature,
 )
 
-__all__ = ["example_inputs"]
+__all__ = ["CALL_OPTIONS", "example_inputs", "not_a_dict"]
+
+# Keyword arguments of a call that are not inputs of the signature.
+CALL_OPTIONS = ("adapter", "lm", "params", "config", "max_retries")
+
+
+def not_a_dict(index: int, item: object) -> ConfigurationError:
+    """The error for a batch item that is no dict of inputs."""
+    return ConfigurationError(
+        f"batch item {index} must be a dict of inputs, not {type(item).__name__}"
+    )
 
 
 def example_inputs(

@@ -21,9 +21,8 @@ from structio.exceptions import (
 )
 from structio.lm.base import BaseLM
 from structio.lm.lm import LM
-from structio.predict import batching, saving
-from structio.predict.batching import CALL_OPTIONS, _not_a_dict
-from structio.predict.inputs import example_inputs
+from structio.predict import saving
+from structio.predict.inputs import CALL_OPTIONS, example_inputs, not_a_dict
 from structio.predict.prediction import Prediction, apredictions, predictions
 from structio.predict.saving import _ClassOrInstanceLoad, check_name, read_saved
 from structio.rendering.prompt import TruncationStep
@@ -641,6 +640,8 @@ class Predict:
             ConfigurationError: ``max_concurrency`` is not a positive int, ``inputs`` is a
                 single dict, or a list or tuple holds an item that is not a dict.
         """
+        from structio.predict import batching  # threads and progress: loaded when used
+
         return batching.run_batch(
             self,
             inputs,
@@ -700,7 +701,7 @@ class Predict:
         items = list(rows)
         for index, item in enumerate(items):
             if not isinstance(item, Mapping):
-                raise _not_a_dict(index, item)
+                raise not_a_dict(index, item)
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, None)
         call = BatchCall(
             chosen_adapter,
@@ -739,6 +740,8 @@ class Predict:
         raised by ``inputs`` itself, or the cancellation of the batch, cancels the calls in
         flight and propagates.
         """
+        from structio.predict import batching
+
         return await batching.arun_batch(
             self,
             inputs,

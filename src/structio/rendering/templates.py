@@ -51,6 +51,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from structio.exceptions import TemplateError
@@ -63,20 +64,28 @@ from structio.rendering.budget import (
     _too_long,
     _Values,
 )
-from structio.rendering.includes import _include_problem, _inside, _loader_class, _pieces, _real
 from structio.rendering.prompt import Part, PartSection, Prompt
-from structio.rendering.sandbox import (
-    _checked_limits,
-    _compiled,
-    _environment,
-    _innermost_frame,
-    _jinja_error,
-)
 from structio.rendering.tokens import DEFAULT_ENCODING, EncodeFunc
 
 __all__ = ["MAX_INT_BITS", "MAX_ITERATIONS", "MAX_OUTPUT", "SPACE_MARKER", "Template"]
 
 ROLES = ("system", "user", "assistant", "developer", "tool")
+
+
+def _sandbox() -> ModuleType:
+    """The sandbox, imported with the first template (Jinja2's machinery is heavy)."""
+    from structio.rendering import sandbox
+
+    return sandbox
+
+
+def _includes() -> ModuleType:
+    """Includes and template folders, imported with the first template that needs them."""
+    from structio.rendering import includes
+
+    return includes
+
+
 _KEYS = ("name", "role", "content", "truncation_priority")
 # The keys of the usual part, which `Template._part` reads without the full checks.
 _KEY_SET = frozenset(_KEYS)
@@ -141,20 +150,20 @@ class Template:
             raise TemplateError(f"a template is text, not {type(raw_template).__name__}")
         self.name = name
         self.source = raw_template
-        self._limits = _checked_limits(max_iterations, max_output, max_int_bits)
+        self._limits = _sandbox()._checked_limits(max_iterations, max_output, max_int_bits)
         self.allow_token_overrides = allow_token_overrides
         loader = _loader
         if loader is None and search_path is not None:
             # Absolute now: a later change of the working folder must not move the folder.
             folder = Path(os.path.abspath(search_path))
-            loader = _loader_class()(folder, _real(folder), name)
+            loader = _includes()._loader_class()(folder, _includes()._real(folder), name)
         try:
             if loader is None:  # no includes: share the compiled code of equal sources
-                self._template = _compiled(raw_template)
+                self._template = _sandbox()._compiled(raw_template)
             else:
-                self._template = _environment(loader).from_string(raw_template)
+                self._template = _sandbox()._environment(loader).from_string(raw_template)
         except Exception as exc:
-            raise _jinja_error(name, exc) from None
+            raise _sandbox()._jinja_error(name, exc) from None
 
     def __repr__(self) -> str:
         return f"Template({self.name!r})"
@@ -221,24 +230,24 @@ class Template:
             root = importlib.resources.files(package)
         except ModuleNotFoundError as exc:
             raise TemplateError(f"cannot load template {name!r}: no package {package!r}") from exc
-        problem = _include_problem(name)
+        problem = _includes()._include_problem(name)
         if problem is not None:
             problem = problem.replace("the template folder", "the package")
             raise TemplateError(
                 f"cannot load template {name!r} from package {package!r}: the name "
                 + problem.replace("includes are", "template names are")
             )
-        pieces = _pieces(name)
+        pieces = _includes()._pieces(name)
         folder = root.joinpath(*pieces[:-1])
         resource = root.joinpath(*pieces)
         # On disk, a symbolic link may not lead out of the package (a zipped package has
         # none); a namespace package, spread over folders, is held to the template's own.
         anchor = root if isinstance(root, Path) else folder
-        boundary = _real(anchor) if isinstance(anchor, Path) else None
+        boundary = _includes()._real(anchor) if isinstance(anchor, Path) else None
         if (
             boundary is not None
             and isinstance(resource, Path)
-            and not _inside(_real(resource), boundary)
+            and not _includes()._inside(_includes()._real(resource), boundary)
         ):
             raise TemplateError(
                 f"cannot load template {name!r} from package {package!r}: it resolves "
@@ -254,7 +263,7 @@ class Template:
             max_output=max_output,
             max_int_bits=max_int_bits,
             allow_token_overrides=allow_token_overrides,
-            _loader=_loader_class()(folder, boundary, full_name),
+            _loader=_includes()._loader_class()(folder, boundary, full_name),
         )
 
     def render(
@@ -291,10 +300,10 @@ class Template:
                 # behind placeholders is counted by `_finalize`.
                 values.size += len(chunk)
                 if values.size > limit:
-                    raise _too_long(values, _innermost_frame(stream))
+                    raise _too_long(values, _sandbox()._innermost_frame(stream))
                 append(chunk)
         except Exception as exc:
-            raise _jinja_error(self.name, exc) from None
+            raise _sandbox()._jinja_error(self.name, exc) from None
         finally:
             if stream is not None:
                 stream.close()
