@@ -56,7 +56,6 @@ class Request:
     truncation: Truncation | None = None
     # What a fallback request is built from: the caller's parameters, not the adapter's.
     given: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    max_prompt_tokens: int | None = None
     build: Builder | None = None
     # The call's inputs, so that an echo of one is not read as the answer.
     inputs: Mapping[str, Any] | None = None
@@ -189,7 +188,6 @@ def begin(
         options.truncation_step,
         None,
         given,
-        options.max_prompt_tokens,
         build,
         inputs,
         native,
