@@ -15,7 +15,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import (
@@ -122,6 +122,10 @@ DIRECT_PROVIDERS: dict[str, Provider] = {
 # Settings of the LM itself (read by `LM`), never sent: the OpenAI client's own max_retries
 # would multiply structio's retries (num_retries), so a caller's is dropped too.
 _NOT_SENT = frozenset({"timeout", "num_retries", "max_retries"})
+
+#: The most bytes of one response read, after decompression (a body, or a whole stream):
+#: a completion is kilobytes; past this, a server (or a gzip bomb) is refused, not buffered.
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 _DEFAULT_AZURE_VERSION = "2024-10-21"
 # OpenAI's reasoning models take max_completion_tokens and refuse max_tokens.
@@ -426,8 +430,11 @@ def send(
     point = endpoint(model, client)
     body = request_body(point, messages, params, client)
     http = _client(point.client_key)
-    response = http.post(point.url, content=_encode(body), headers=point.headers, timeout=timeout)
-    return _read(response, model, point.provider, start, attempt)
+    with http.stream(
+        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+    ) as response:
+        content = _bounded(response.iter_bytes(), response)
+    return _read(response, content, model, point.provider, start, attempt)
 
 
 async def asend(
@@ -443,10 +450,18 @@ async def asend(
     point = endpoint(model, client)
     body = request_body(point, messages, params, client)
     http = await _async_client(point.client_key)
-    response = await http.post(
-        point.url, content=_encode(body), headers=point.headers, timeout=timeout
-    )
-    return _read(response, model, point.provider, start, attempt)
+    async with http.stream(
+        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+    ) as response:
+        pieces = []
+        size = 0
+        async for piece in response.aiter_bytes():
+            size += len(piece)
+            if size > MAX_RESPONSE_BYTES:
+                raise _too_large(response)
+            pieces.append(piece)
+        content = b"".join(pieces)
+    return _read(response, content, model, point.provider, start, attempt)
 
 
 def stream(
@@ -468,10 +483,14 @@ def stream(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
     ) as response:
         if response.status_code != 200:
-            response.read()
-            raise HTTPStatusError(response.status_code, response.text, response.headers)
+            text = _bounded(response.iter_bytes(), response).decode(errors="replace")
+            raise HTTPStatusError(response.status_code, text, response.headers)
         assembler = StreamAssembler(model, point.provider)
+        size = 0
         for line in response.iter_lines():
+            size += len(line) + 1
+            if size > MAX_RESPONSE_BYTES:
+                raise _too_large(response)
             new = assembler.feed_line(line)
             if new:
                 yield new
@@ -494,28 +513,75 @@ async def astream(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
     ) as response:
         if response.status_code != 200:
-            await response.aread()
-            raise HTTPStatusError(response.status_code, response.text, response.headers)
+            pieces = []
+            size = 0
+            async for piece in response.aiter_bytes():
+                size += len(piece)
+                if size > MAX_RESPONSE_BYTES:
+                    raise _too_large(response)
+                pieces.append(piece)
+            text = b"".join(pieces).decode(errors="replace")
+            raise HTTPStatusError(response.status_code, text, response.headers)
         assembler = StreamAssembler(model, point.provider)
+        size = 0
         async for line in response.aiter_lines():
+            size += len(line) + 1
+            if size > MAX_RESPONSE_BYTES:
+                raise _too_large(response)
             new = assembler.feed_line(line)
             if new:
                 yield new
     yield assembler
 
 
+def _bounded(pieces: Iterable[bytes], response: httpx.Response) -> bytes:
+    """The decompressed body, read piece by piece up to `MAX_RESPONSE_BYTES`."""
+    read: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        size += len(piece)
+        if size > MAX_RESPONSE_BYTES:
+            raise _too_large(response)
+        read.append(piece)
+    return b"".join(read)
+
+
+def _too_large(response: httpx.Response) -> HTTPStatusError:
+    return HTTPStatusError(
+        None,
+        f"the response passed {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB (decompressed) and "
+        "was not read further: no completion is that large (a misbehaving server, or a "
+        "compressed body that expands without bound)",
+        response.headers,
+    )
+
+
 def _read(
-    response: httpx.Response, model: str, provider: str, start: float, attempt: int
+    response: httpx.Response,
+    content: bytes,
+    model: str,
+    provider: str,
+    start: float,
+    attempt: int,
 ) -> LMResponse:
+    text = content.decode(errors="replace")
     if response.status_code != 200:
-        raise HTTPStatusError(response.status_code, response.text, response.headers)
+        raise HTTPStatusError(response.status_code, text, response.headers)
     try:
-        data = json.loads(response.content)
+        data = json.loads(content)
     except ValueError:
-        raise HTTPStatusError(None, f"the response is not JSON: {response.text}", {}) from None
+        raise HTTPStatusError(None, f"the response is not JSON: {text[:2000]}", {}) from None
     if not isinstance(data, dict):
-        raise HTTPStatusError(None, f"the response is not a JSON object: {response.text}", {})
-    return to_response(data, model, provider, time.perf_counter() - start, attempt)
+        raise HTTPStatusError(None, f"the response is not a JSON object: {text[:2000]}", {})
+    try:
+        return to_response(data, model, provider, time.perf_counter() - start, attempt)
+    except LMError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        # A body of the wrong shape ({"choices": 5}) is the server's fault, in our tree.
+        raise HTTPStatusError(
+            None, f"the response is not a chat.completion ({exc}): {text[:2000]}", {}
+        ) from None
 
 
 def _text(content: Any) -> str:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from structio.exceptions import LMConnectionError, ServerError
+from structio.exceptions import LMConnectionError, LMError, ServerError
 from structio.lm._errors import lm_error
 from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of
@@ -80,7 +80,23 @@ class StreamAssembler:
         return self.feed_chunk(chunk) if isinstance(chunk, Mapping) else ""
 
     def feed_chunk(self, chunk: Mapping[str, Any]) -> str:
-        """Read one ``chat.completion.chunk`` object; the first choice's new text."""
+        """Read one ``chat.completion.chunk`` object; the first choice's new text.
+
+        Raises:
+            ServerError: The chunk reports an error, or is not of a chunk's shape
+                (``{"choices": 5}``): the provider's fault, in structio's tree.
+        """
+        try:
+            return self._feed_chunk(chunk)
+        except LMError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            shown = json.dumps(chunk, default=str)[:200]
+            raise self._error(
+                ServerError, f"a streamed chunk is not a chat.completion.chunk ({exc}): {shown}"
+            ) from None
+
+    def _feed_chunk(self, chunk: Mapping[str, Any]) -> str:
         error = chunk.get("error")
         if error:
             message = error.get("message") if isinstance(error, Mapping) else error
