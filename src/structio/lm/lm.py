@@ -28,7 +28,7 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm import _litellm
-from structio.lm._errors import check_api_base
+from structio.lm._errors import check_api_base, redact_chain
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
@@ -621,8 +621,9 @@ class LM(BaseLM):
         """Translate ``exc``; raise it unless it is retryable and retries remain.
 
         The translated message has every credential of the request's settings (``params``
-        and ``client``) and of the environment redacted; ``exc`` stays its ``__cause__``
-        as it came. ``retry=False`` raises whatever the failure.
+        and ``client``) and of the environment redacted; ``exc`` stays its ``__cause__``,
+        its text redacted the same way (`redact_chain`). ``retry=False`` raises whatever
+        the failure.
         """
         # A call may set its own retries (``lm(messages, num_retries=0)``).
         retries = params.get("num_retries", self.num_retries) if retry else 0
@@ -641,6 +642,8 @@ class LM(BaseLM):
         if error is None:
             raise exc
         if not isinstance(error, _RETRYABLE) or attempt > retries:
+            # What a traceback prints of the cause is redacted too (see redact_chain).
+            redact_chain(exc, secrets)
             raise error from exc
         return error
 
