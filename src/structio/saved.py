@@ -167,8 +167,9 @@ def load_prompt(
         name: The prompt's name.
         lm: The model to call, instead of the one the file describes (whose endpoint,
             if it sets one, is then not used and needs no trust).
-        trust_endpoint: Use the endpoint (``api_base``...) the file sets for its LM; off by
-            default, so an edited file cannot send your requests and API key elsewhere.
+        trust_endpoint: Use every setting the file gives (see `Predict.from_dict`); off by
+            default, so an edited file cannot send your requests and API key elsewhere, as
+            another account, or with no end to their cost and time.
         allowed_modules: Modules, beyond structio, the standard modules of plain types and
             the module the prompt's signature was saved from (when this program has
             imported it), whose classes the file may name; each allows its submodules.

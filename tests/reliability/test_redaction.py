@@ -64,7 +64,7 @@ def test_a_key_echoed_in_an_error_body_is_not_repeated(
     assert request.headers["Authorization"] == f"Bearer {KEY}"  # the key was sent...
     cause = info.value.__cause__
     assert cause is not None
-    assert KEY in str(cause)  # ...and echoed back (the transport's own exception, the cause)
+    assert REDACTED in str(cause)  # ...echoed back, and redacted in the cause too
     assert KEY not in shown(info.value)  # ...but structio does not repeat it
     assert f"Bearer {REDACTED}" in str(info.value)  # the rest of the text is kept
     assert info.value.status_code == status
@@ -181,3 +181,27 @@ def test_the_secret_values_follow_the_one_rule() -> None:
     clean = {"z": "plain", "n": [1, "two"]}
     assert redact_data(clean, values) is clean
     assert secret_values({"temperature": 0.5, "model": "gpt"}) == []
+
+
+@pytest.mark.parametrize("status", [401, 400])
+def test_a_traceback_of_the_error_does_not_repeat_an_echoed_key(
+    server: OpenAIServer,
+    make_lm: MakeLM,  # noqa: F811
+    status: int,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+    import traceback
+
+    server.handler = echoing(status)
+    lm = make_lm(api_key=KEY, num_retries=0)
+    with pytest.raises(sio.LMError) as info:
+        lm(MESSAGES)
+    printed = "".join(traceback.format_exception(info.value))
+    assert info.value.__cause__ is not None  # the transport's exception is kept...
+    assert REDACTED in printed  # ...its text redacted, not dropped
+    assert KEY not in printed
+    with caplog.at_level(logging.ERROR):
+        logging.getLogger("test").exception("failed", exc_info=info.value)
+    assert caplog.records
+    assert KEY not in caplog.text

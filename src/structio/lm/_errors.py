@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from structio._util.secrets import redact
+from structio._util.secrets import redact, redact_data
 from structio.exceptions import (
     AuthenticationError,
     BadRequestError,
@@ -32,6 +32,7 @@ __all__ = [
     "check_api_base",
     "context_exceeded_text",
     "exception_chain",
+    "redact_chain",
     "lm_error",
     "request_url",
     "retry_after",
@@ -144,6 +145,29 @@ def exception_chain(exc: BaseException) -> list[BaseException]:
         chain.append(current)
         current = current.__cause__ or current.__context__
     return chain
+
+
+def redact_chain(exc: BaseException, secrets: Sequence[str]) -> None:
+    """Redact ``secrets`` in ``exc`` and its causes, in place, as a traceback shows them.
+
+    The transport's exception stays the ``__cause__`` of structio's error (its type and
+    fields are useful), but a provider that echoes the key puts it in that exception's
+    text, which ``logging.exception`` and an uncaught traceback print: its ``args`` and
+    its text attributes (``message``, ``body``...) are rewritten with the key replaced.
+    """
+    if not secrets:
+        return
+    for cause in exception_chain(exc):
+        try:
+            cause.args = tuple(redact_data(arg, secrets) for arg in cause.args)
+            for name, value in list(vars(cause).items()):
+                if name.startswith("__") or not isinstance(value, (str, Mapping, list, tuple)):
+                    continue
+                cleaned = redact_data(value, secrets)
+                if cleaned is not value:
+                    setattr(cause, name, cleaned)
+        except (AttributeError, TypeError):  # a read-only field: the rest is still redacted
+            continue
 
 
 def request_url(exc: BaseException) -> str | None:

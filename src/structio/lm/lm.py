@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from structio._util.data import jsonable
 from structio._util.log import logger
-from structio._util.secrets import check_endpoints, public_params, secret_values
+from structio._util.secrets import check_file_settings, public_params, secret_values
 from structio.exceptions import (
     ConfigurationError,
     LMConnectionError,
@@ -28,7 +28,7 @@ from structio.exceptions import (
     ServerError,
 )
 from structio.lm import _litellm
-from structio.lm._errors import check_api_base
+from structio.lm._errors import check_api_base, redact_chain
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
@@ -295,13 +295,17 @@ class LM(BaseLM):
         Args:
             data: What `to_dict` wrote (or wrote before the client settings were kept
                 apart: one ``"kwargs"`` dict of both, sorted here as `LM` sorts them).
-            trust_endpoint: Take endpoint settings (``api_base``, ``base_url``...) from the
-                data. Off by default: an edited file could otherwise send the next request,
-                and the API key from the environment, to any address.
+            trust_endpoint: Take every setting from the data. Off by default: the data may
+                then set only what `structio._util.secrets.FILE_SETTINGS` lists (sampling,
+                length and format parameters; retries, time limits and ``n`` within
+                bounds), as an edited file could otherwise send the next request, and the
+                API key from the environment, to any address (``api_base``,
+                ``aws_bedrock_runtime_endpoint``...), as another account (``api_key``), to
+                be stored by the provider, or with no end to its retries and time.
 
         Raises:
-            ConfigurationError: The data is malformed, or it sets an endpoint and
-                ``trust_endpoint`` is False.
+            ConfigurationError: The data is malformed, or it sets something beyond
+                `FILE_SETTINGS` (or out of its bounds) and ``trust_endpoint`` is False.
         """
         if not isinstance(data, Mapping) or not isinstance(data.get("model"), str):
             raise ConfigurationError(f"a saved LM is a dict with a 'model' string, not {data!r}")
@@ -315,7 +319,9 @@ class LM(BaseLM):
         # An old file's max_retries was never sent (both transports dropped it): dropped.
         kwargs.pop("max_retries", None)
         model = settings.pop("model")
-        check_endpoints(kwargs, what=f"the saved LM {model!r}", trusted=trust_endpoint)
+        check_file_settings(
+            {**settings, **kwargs}, what=f"the saved LM {model!r}", trusted=trust_endpoint
+        )
         return cls(model, **settings, **kwargs)
 
     # -- capabilities ---------------------------------------------------------------------
@@ -615,8 +621,9 @@ class LM(BaseLM):
         """Translate ``exc``; raise it unless it is retryable and retries remain.
 
         The translated message has every credential of the request's settings (``params``
-        and ``client``) and of the environment redacted; ``exc`` stays its ``__cause__``
-        as it came. ``retry=False`` raises whatever the failure.
+        and ``client``) and of the environment redacted; ``exc`` stays its ``__cause__``,
+        its text redacted the same way (`redact_chain`). ``retry=False`` raises whatever
+        the failure.
         """
         # A call may set its own retries (``lm(messages, num_retries=0)``).
         retries = params.get("num_retries", self.num_retries) if retry else 0
@@ -635,6 +642,8 @@ class LM(BaseLM):
         if error is None:
             raise exc
         if not isinstance(error, _RETRYABLE) or attempt > retries:
+            # What a traceback prints of the cause is redacted too (see redact_chain).
+            redact_chain(exc, secrets)
             raise error from exc
         return error
 

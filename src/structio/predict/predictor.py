@@ -345,9 +345,13 @@ class Predict:
             lm: The model, rather than the one the data describes. Then where requests go
                 is yours to say: the data's endpoint settings (its LM's, and ``api_base``...
                 among its parameters) are not used, and need no ``trust_endpoint``.
-            trust_endpoint: Use the endpoint (``api_base``, ``base_url``...) the data sets
-                for its LM. Off by default, so that a file cannot send your requests, and
-                the API key from your environment, to an address of its choosing.
+            trust_endpoint: Use every setting the data gives. Off by default: the data
+                then sets only sampling, length and format parameters, with retries, time
+                limits, ``n`` and ``max_tokens`` within bounds (`FILE_SETTINGS` of
+                ``structio._util.secrets``), so that a file cannot send your requests, and
+                the API key from your environment, to an address of its choosing
+                (``api_base``, ``aws_bedrock_runtime_endpoint``...), as its own account, to
+                be stored by the provider, or with no end to their cost and time.
             allowed_modules: More modules whose classes the data may name; each name
                 allows its submodules (``["myapp"]`` allows ``myapp.models``).
             trust_types: Allow any module: only for data you trust as you trust code.

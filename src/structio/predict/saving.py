@@ -12,13 +12,19 @@ from typing import Any, Protocol, TypeVar, cast
 from structio._demos import demo_from_data, demo_to_data
 from structio._util.data import jsonable
 from structio._util.log import logger
-from structio._util.secrets import ENDPOINT_PARAMS, check_endpoints, public_params
+from structio._util.secrets import (
+    MAX_FILE_RETRIES,
+    check_file_settings,
+    public_params,
+    shown_setting,
+)
 from structio.adapters.base import Adapter
 from structio.call import CallOptions
 from structio.exceptions import (
     ConfigurationError,
 )
 from structio.lm.base import BaseLM
+from structio.lm.client import is_client_setting
 from structio.lm.lm import LM
 from structio.settings import check_lm
 from structio.signatures.signature import (
@@ -197,20 +203,21 @@ def _load_advice(cls: type, data: Mapping[str, Any]) -> str:
     )
 
 
-def _without_endpoints(params: Mapping[str, Any], lm: BaseLM) -> dict[str, Any]:
-    """A file's parameters without the settings that choose where requests go.
+def _without_client(params: Mapping[str, Any], lm: BaseLM) -> dict[str, Any]:
+    """A file's parameters without the client settings (where requests go, as whom).
 
-    With an LM given, the LM says where requests go; what the file says is logged, not used.
+    With an LM given, the LM says where requests go and with which credentials; what the
+    file says is logged (without credentials), not used.
     """
-    dropped = sorted(name for name in params if name in ENDPOINT_PARAMS)
+    dropped = sorted(name for name in params if is_client_setting(name))
     if dropped:
         logger().warning(
             "the saved prompt's %s not used: %r, given to load, says where requests go",
-            ", ".join(f"{name}={params[name]!r}" for name in dropped)
+            ", ".join(shown_setting(name, params[name]) for name in dropped)
             + (" is" if len(dropped) == 1 else " are"),
             lm,
         )
-    return {name: value for name, value in params.items() if name not in ENDPOINT_PARAMS}
+    return {name: value for name, value in params.items() if not is_client_setting(name)}
 
 
 def _spec(names: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
@@ -257,10 +264,19 @@ def from_data(
     adapter_data = data.get("adapter")
     # "lm_kwargs" is what files written before the rename hold.
     params = dict(data.get("params", data.get("lm_kwargs")) or {})
-    if lm is None or trust_endpoint:
-        check_endpoints(params, what="the saved prompt", trusted=trust_endpoint)
-    else:
-        params = _without_endpoints(params, lm)
+    if lm is not None and not trust_endpoint:
+        params = _without_client(params, lm)
+    check_file_settings(params, what="the saved prompt", trusted=trust_endpoint)
+    max_retries = data.get("max_retries", 0)
+    if not trust_endpoint and not (
+        isinstance(max_retries, int) and 0 <= max_retries <= MAX_FILE_RETRIES
+    ):
+        # Each re-ask is a paid request: a file does not ask for more than a few.
+        raise ConfigurationError(
+            f"the saved prompt sets max_retries={max_retries!r}; from a file, max_retries is "
+            f"from 0 to {MAX_FILE_RETRIES}. Load it with trust_endpoint=True if you trust "
+            "this file, or set max_retries= on the Predict after loading it"
+        )
     adapter = (
         Adapter.from_dict(adapter_data, allowed_modules=allowed_modules, trust_types=trust_types)
         if adapter_data
@@ -276,7 +292,7 @@ def from_data(
         name=data.get("name"),
         max_prompt_tokens=data.get("max_prompt_tokens"),
         truncation_step=data.get("truncation_step", 0),
-        max_retries=data.get("max_retries", 0),
+        max_retries=max_retries,
         check_inputs=data.get("check_inputs", True),
         **params,
     )
