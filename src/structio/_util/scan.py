@@ -12,7 +12,6 @@ MAX_DEPTH = 64
 _OPENER = {"}": "{", "]": "["}
 
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\n")
-_FENCE_CLOSE = re.compile(r"\n?[ \t]*```\s*$")
 
 
 def strip_fence(text: str) -> str:
@@ -21,8 +20,14 @@ def strip_fence(text: str) -> str:
     if not opened:
         return text
     inner = text[opened.end() :]
-    closed = _FENCE_CLOSE.search(inner)
-    return inner[: closed.start()] if closed else inner
+    # The closing fence is found from the end with string methods: a pattern searched from
+    # every position (`\n?[ \t]*```\s*$`) read each run of spaces once per space in it, so
+    # a fence, a newline and 100 KB of spaces took seconds (quadratic).
+    body = inner.rstrip()
+    if not body.endswith("```"):
+        return inner
+    end = len(body[:-3].rstrip(" \t"))
+    return inner[: end - 1] if inner[end - 1 : end] == "\n" else inner[:end]
 
 
 def json_region(text: str) -> tuple[str, bool] | None:

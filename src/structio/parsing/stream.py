@@ -413,6 +413,11 @@ class _Text:
 
 # -- sections -------------------------------------------------------------------------------
 
+# The readings of a section stream read at most this many times the text, and this many
+# characters more: linear work, and no reading put off in a completion of a few sections.
+_REREADS = 8
+_REREAD_ALLOWANCE = 16_384
+
 
 class SectionStreamReader(StreamReader):
     """Reads ``[[ ## field ## ]]`` sections as they arrive (`ChatAdapter`).
@@ -443,6 +448,8 @@ class SectionStreamReader(StreamReader):
         self._unsure: str | None = None
         self._unsure_first: str | None = None
         self._stopped = False
+        self._pending = False  # a line holding a marker arrived since the last reading
+        self._located = 0  # characters read by the readings so far
 
     def feed(self, piece: str) -> list[StreamEvent]:
         """Read the next piece; the events it allows."""
@@ -465,7 +472,15 @@ class SectionStreamReader(StreamReader):
                     break
         else:
             self._line = text
-        if closed:
+        self._pending = self._pending or closed
+        if self._pending and self._located + self._lines_seen <= (
+            _REREADS * self._lines_seen + _REREAD_ALLOWANCE
+        ):
+            # A reading reads the whole text so far: many marker lines were read once per
+            # line (quadratic). Past a few readings of its length, a reading waits for the
+            # text to grow enough to pay for it; `finish` gives what it would have said.
+            self._pending = False
+            self._located += self._lines_seen
             prefix = self._text.upto(self._lines_seen)
             events.extend(self._settle(self.locate(prefix), "sections"))
         if not self._stopped and self._current is not None:

@@ -77,6 +77,12 @@ class _Values:
             # Text the template wrote (a macro's output, a set block): structure, as if
             # written in place; its own values are behind placeholders already.
             return value._template
+        if value is not None and not isinstance(value, str):
+            # str() of a list holding one long string 10,000 times builds gigabytes before
+            # its length could be counted: measure it first.
+            room = self.max_output - self.size
+            if _text_size(value, room) > room:
+                raise _too_long(self, sys._getframe())
         text = "" if value is None else str(value)
         if not text:
             # Nothing to hide, and a placeholder would be text where the template meant
@@ -105,8 +111,17 @@ class _Values:
         whole = self.pattern.fullmatch(text)
         if whole is not None:
             return self.values[int(whole.group(1))]
+        # A captured text written out again (``{{ a }}``) repeats its placeholders, not
+        # its values: a thousand copies of one long value would be filled in past
+        # max_output, so the filled length is counted before it is built.
+        values = self.values
+        size = len(text)
+        for match in self.pattern.finditer(text):
+            size += len(values[int(match.group(1))]) - (match.end() - match.start())
+            if size > self.max_output:
+                raise _too_long(self, sys._getframe())
         # One pass: a value that looks like a placeholder is never expanded again.
-        return self.pattern.sub(lambda m: self.values[int(m.group(1))], text)
+        return self.pattern.sub(lambda m: values[int(m.group(1))], text)
 
     def charge(self, steps: int) -> None:
         """Count ``steps`` against the budget; refuse the render once it is spent."""
@@ -216,3 +231,73 @@ def _sized(value: Any) -> Any:
                 f"max_output ({limits.max_output:,}); pass max_output= to Template to allow more"
             )
     return value
+
+
+# The reprs whose length `_text_size` can tell from the items, without building them.
+_CONTAINER_REPRS: frozenset[object] = frozenset(
+    (list.__repr__, tuple.__repr__, dict.__repr__, set.__repr__, frozenset.__repr__)
+)
+_DEEPEST = 100  # nesting below this is counted as one character (a lower bound still)
+
+
+def _text_size(value: Any, limit: int) -> int:
+    """At least how many characters ``str(value)`` has, counted no further than past ``limit``.
+
+    Strings count their length (and their quotes inside a container), builtin containers
+    their items and separators, integers their digits; anything else one character, as
+    its own ``__str__`` is not called here. Each item counted adds a character at least,
+    so the count stops after about ``limit`` items, however large or cyclic the value.
+    """
+    total = 0
+    path: set[int] = set()  # the containers being counted, for cycles (``[...]``)
+
+    def add(item: Any, inside: bool, depth: int) -> None:
+        nonlocal total
+        if total > limit:
+            return
+        if isinstance(item, str):
+            total += len(item) + (2 if inside else 0)
+        elif isinstance(item, (bytes, bytearray)):
+            total += len(item) + 3
+        elif type(item) is int:
+            total += (item.bit_length() * 3) // 10 + 1  # digits: log10(2) is above 0.3
+        elif type(item).__repr__ in _CONTAINER_REPRS and depth < _DEEPEST:
+            if id(item) in path:
+                total += 5
+                return
+            path.add(id(item))
+            total += 2 + 2 * max(len(item) - 1, 0)
+            pairs = item.items() if isinstance(item, dict) else ((x, None) for x in item)
+            for key, each in pairs:
+                add(key, True, depth + 1)
+                if isinstance(item, dict):
+                    total += 2
+                    add(each, True, depth + 1)
+                if total > limit:
+                    break
+            path.discard(id(item))
+        else:
+            total += 1
+
+    add(value, False, 0)
+    return total
+
+
+def _check_text(what: str, values: Any, extra: int = 0) -> None:
+    """Refuse text made of ``values`` and ``extra`` characters more, before it is built.
+
+    Raises:
+        _RefusedError: The text would pass max_output.
+    """
+    limits = _limits()
+    size = extra
+    for value in values:
+        if size > limits.max_output:
+            break
+        size += _text_size(value, limits.max_output - size)
+    if size > limits.max_output:
+        # The count stops past the limit: the text would be at least this long.
+        raise _refuse(
+            f"{what} would make more than max_output ({limits.max_output:,}) characters; "
+            "pass max_output= to Template to allow more"
+        )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from structio.exceptions import ConfigurationError, TemplateError
 from structio.rendering.budget import (
     _Captured,
+    _check_text,
     _finalize,
     _Limits,
     _limits,
@@ -53,7 +54,7 @@ def _compiled(source: str) -> Any:
 @functools.cache
 def _sandbox_class() -> type[Any]:
     from jinja2 import nodes
-    from jinja2.compiler import CodeGenerator, Frame
+    from jinja2.compiler import CodeGenerator, Frame, optimizeconst
     from jinja2.runtime import Context
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -86,12 +87,22 @@ def _sandbox_class() -> type[Any]:
             else:
                 super().visit_Call(node, frame, forward_caller=forward_caller)
 
+        @optimizeconst
         def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:  # noqa: N802
-            # ``~`` cannot be intercepted like the binary operators: doubling a string with
-            # it in a loop must still stop at max_output.
-            self.write("environment.sio_sized(")
-            super().visit_Concat(node, frame)
-            self.write(")")
+            # ``~`` cannot be intercepted like the binary operators: its pieces go to
+            # ``sio_concat``, which measures them before joining (``xs ~ ''`` with a list
+            # of long strings must not build gigabytes), as Jinja's own code would join.
+            if frame.eval_ctx.volatile:
+                join = "(markup_join if context.eval_ctx.volatile else str_join)"
+            elif frame.eval_ctx.autoescape:
+                join = "markup_join"
+            else:
+                join = "str_join"
+            self.write(f"environment.sio_concat({join}, (")
+            for piece in node.nodes:
+                self.visit(piece, frame)
+                self.write(", ")
+            self.write("))")
 
     class _Sandbox(ImmutableSandboxedEnvironment):
         code_generator_class = _Generator
@@ -128,6 +139,18 @@ def _sandbox_class() -> type[Any]:
                 _check_product(left, right, limits)
             elif operator == "%" and isinstance(left, str):
                 _check_percent(left, right, limits)
+                given = right.values() if isinstance(right, Mapping) else right
+                _check_text(
+                    "a % format",
+                    given if isinstance(right, tuple | Mapping) else [right],
+                    len(left),
+                )
+            elif (
+                operator == "+"
+                and isinstance(left, (str, list, tuple))
+                and isinstance(right, (str, list, tuple))
+            ):
+                _check_size("a +", len(left) + len(right), limits)
             result = self.binop_table[operator](left, right)
             if (
                 operator in ("*", "**")
@@ -159,6 +182,8 @@ def _sandbox_class() -> type[Any]:
             def checked(*args: Any, **kwargs: Any) -> str:
                 given = args[0] if is_map and args else kwargs
                 _check_braces(text, args, given, _limits())
+                values = given.values() if isinstance(given, Mapping) else ()
+                _check_text("str.format", (*(() if is_map else args), *values), len(text))
                 return _sized(wrapped(*args, **kwargs))  # type: ignore[no-any-return]
 
             return checked
@@ -179,8 +204,9 @@ def _sandbox_class() -> type[Any]:
             return _Counted(items, state)
 
         @staticmethod
-        def sio_sized(value: Any) -> Any:
-            return _sized(value)
+        def sio_concat(join: Callable[[Any], str], pieces: tuple[Any, ...]) -> str:
+            _check_text("a ~", pieces)
+            return _sized(join(pieces))  # type: ignore[no-any-return]
 
     return _Sandbox
 
@@ -379,7 +405,10 @@ def _check_method(
             _check_replace(owner, old, new, count, limits)
     elif name == "join" and args:
         items = _listed(args[0])
-        _check_size("a join", len(owner) * max(len(items) - 1, 0), limits)
+        separators = len(owner) * max(len(items) - 1, 0)
+        _check_size("a join", separators, limits)
+        # The items are counted too: a join of one long string 10,000 times is as long.
+        _check_text("a join", items, separators)
         return (items, *args[1:])
     elif name == "translate" and args and isinstance(args[0], Mapping):
         longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
@@ -432,6 +461,7 @@ def _filter_format(
 ) -> tuple[Any, ...]:
     if args and isinstance(args[0], str):
         _check_percent(args[0], dict(kwargs) or tuple(args[1:]), limits)
+        _check_text("the format filter", (*args[1:], *kwargs.values()), len(args[0]))
     return args
 
 
@@ -442,7 +472,10 @@ def _filter_join(
         return args
     items = _listed(args[0])
     separator = str(_arg(args, kwargs, 1, "d", ""))
-    _check_size("a join", len(separator) * max(len(items) - 1, 0), limits)
+    separators = len(separator) * max(len(items) - 1, 0)
+    _check_size("a join", separators, limits)
+    if _arg(args, kwargs, 2, "attribute", None) is None:  # an attribute may be shorter
+        _check_text("a join", items, separators)
     return (items, *args[1:])
 
 
@@ -520,18 +553,53 @@ _FILTER_CHECKS: dict[str, _FilterCheck] = {
 }
 
 
+# Filters that make text of their value (``str``, ``repr``, JSON): the value is measured
+# before, since its text may be far longer than anything the render has counted.
+_TEXT_FILTERS = frozenset(
+    (
+        "capitalize",
+        "center",
+        "e",
+        "escape",
+        "forceescape",
+        "format",
+        "indent",
+        "lower",
+        "pprint",
+        "replace",
+        "safe",
+        "string",
+        "striptags",
+        "title",
+        "tojson",
+        "trim",
+        "truncate",
+        "upper",
+        "urlencode",
+        "urlize",
+        "wordcount",
+        "wordwrap",
+        "xmlattr",
+    )
+)
+
+
 @functools.cache
 def _checked_filters() -> dict[str, Callable[..., Any]]:
     """Jinja's filters, each checked against the render's limits."""
     from jinja2.filters import FILTERS
 
     return {
-        name: _checked_filter(function, _FILTER_CHECKS.get(name))
+        name: _checked_filter(
+            function, _FILTER_CHECKS.get(name), name if name in _TEXT_FILTERS else None
+        )
         for name, function in FILTERS.items()
     }
 
 
-def _checked_filter(function: Callable[..., Any], check: _FilterCheck | None) -> Callable[..., Any]:
+def _checked_filter(
+    function: Callable[..., Any], check: _FilterCheck | None, text_of: str | None = None
+) -> Callable[..., Any]:
     # A filter marked pass_context/pass_eval_context/pass_environment takes that first.
     skip = 1 if getattr(function, "jinja_pass_arg", None) is not None else 0
 
@@ -539,6 +607,8 @@ def _checked_filter(function: Callable[..., Any], check: _FilterCheck | None) ->
     def checked(*args: Any, **kwargs: Any) -> Any:
         if check is not None:
             args = (*args[:skip], *check(args[skip:], kwargs, _limits()))
+        if text_of is not None and len(args) > skip:
+            _check_text(f"the {text_of} filter", args[skip : skip + 1])
         return _sized(function(*args, **kwargs))
 
     return checked
