@@ -4,11 +4,20 @@ The disk tier is a small store of structio's own on the standard library's `sqli
 (`_SQLiteStore`): one table of JSON text by key, in WAL mode so readers never wait for a
 writer, each operation its own short transaction, every connection closed by structio (not
 left to the garbage collector), and nothing ever unpickled.
+
+A cache is never a reason for a call to fail: a disk that cannot be written (full, over its
+quota, read-only, failing) makes `ResponseCache.set` keep the answer in memory only and
+`ResponseCache.get` read a miss. The first such failure is logged as a warning (the
+``structio`` logger), the next ones only at debug level, and the first write that succeeds
+again is logged at info level and starts the count anew. A file that is not a cache (not
+an SQLite database, or a damaged one) is still a `ConfigurationError` that says to delete
+it: that is found when the cache is first read, before any request is paid for.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
@@ -18,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from structio._util.log import logger
 from structio._util.secrets import public_params
 from structio.exceptions import ConfigurationError
 from structio.lm.types import LMResponse
@@ -46,6 +56,36 @@ DATABASE_NAME = "responses.sqlite3"
 # Seconds a process waits for another one's write to finish before the operation fails;
 # writes are one short statement, so only a stuck process makes anyone wait this long.
 _BUSY_TIMEOUT = 60.0
+
+# What an OSError says when the disk, not the cache, is at fault: no space, over quota, a
+# read-only file system, a file-size limit, a failing device.
+_STORAGE_ERRNOS = frozenset(
+    code
+    for code in (
+        getattr(errno, name, None) for name in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG", "EIO")
+    )
+    if code is not None
+)
+# The same from SQLite (primary result codes): SQLITE_BUSY, SQLITE_LOCKED (after the busy
+# timeout), SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL.
+_STORAGE_CODES = frozenset({5, 6, 8, 10, 13})
+_STORAGE_WORDS = ("disk is full", "disk i/o error", "readonly", "read-only", "locked", "busy")
+
+
+class _StorageError(Exception):
+    """The disk under a cache failed a read or a write; never raised out of `ResponseCache`."""
+
+
+def _is_storage_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the disk failing (space, quota, read-only, I/O), not a bad file."""
+    if isinstance(exc, OSError):
+        return exc.errno in _STORAGE_ERRNOS
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code & 0xFF in _STORAGE_CODES
+    text = str(exc).lower()
+    return any(word in text for word in _STORAGE_WORDS)
+
 
 # Request parameters that never change a response: they are left out of the key.
 _NOT_IN_KEY = frozenset(
@@ -138,6 +178,8 @@ class ResponseCache:
         self._memory: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._disk: Any = None
+        # Whether the disk has failed since its last good write (then failures log quietly).
+        self._failing = False
 
     def __repr__(self) -> str:
         return f"ResponseCache(directory={str(self.directory) if self.directory else None!r})"
@@ -174,7 +216,12 @@ class ResponseCache:
             disk = self._disk_cache()
             if disk is None:
                 return None
-            stored = disk.get(key)
+            try:
+                stored = disk.get(key)
+            except _StorageError as failure:
+                self._failed("read", failure)
+                # The memory copy (however old) is better than a miss: it was on disk once.
+                stored = entry[0] if entry is not None else None
             if not isinstance(stored, str):
                 with self._lock:  # cleared or replaced by another process: forget our copy
                     self._memory.pop(key, None)
@@ -192,12 +239,48 @@ class ResponseCache:
         return ttl is None or time.monotonic() - confirmed < ttl
 
     def set(self, key: str, response: LMResponse) -> None:
-        """Store a response under ``key`` in memory and on disk."""
+        """Store a response under ``key`` in memory and on disk.
+
+        A disk that cannot be written (full, over quota, read-only) leaves the response in
+        memory only: the failure is logged (once, until a write succeeds again), not raised.
+
+        Raises:
+            ConfigurationError: The cache's file is not a cache (not SQLite, or damaged),
+                or its directory cannot be made.
+        """
         text = json.dumps(response.to_dict(), ensure_ascii=False)
         self._remember(key, text)
         disk = self._disk_cache()
-        if disk is not None:
+        if disk is None:
+            return
+        try:
             disk.set(key, text)
+        except _StorageError as failure:
+            self._failed("write", failure)
+            return
+        if self._failing:
+            with self._lock:
+                failing, self._failing = self._failing, False
+            if failing:
+                logger().info("the response cache %s is written to again", self.directory)
+
+    def _failed(self, what: str, failure: _StorageError) -> None:
+        """Log a failure of the disk: a warning the first time, until a write succeeds."""
+        with self._lock:
+            first, self._failing = not self._failing, True
+        cause = failure.__cause__ or failure
+        if first:
+            logger().warning(
+                "the response cache %s could not %s (%s: %s); answers are kept in memory "
+                "only until it can (the calls go on; later failures are logged at debug "
+                "level)",
+                self.directory,
+                what,
+                type(cause).__name__,
+                cause,
+            )
+        else:
+            logger().debug("the response cache %s could not %s (%s)", self.directory, what, cause)
 
     def _remember(self, key: str, text: str) -> None:
         with self._lock:
@@ -215,7 +298,12 @@ class ResponseCache:
             self._memory.clear()
         disk = self._disk_cache()
         if disk is not None:
-            disk.clear()
+            try:
+                disk.clear()
+            except _StorageError as failure:
+                raise ConfigurationError(
+                    f"the response cache {self.directory} could not be cleared ({failure})"
+                ) from failure
 
     def close(self) -> None:
         """Close the disk tier's connection (it reopens on next use)."""
@@ -283,7 +371,10 @@ class _SQLiteStore:
         self._connection, self._closer = connection, closer
         return connection
 
-    def _error(self, exc: Exception) -> ConfigurationError:
+    def _error(self, exc: Exception) -> Exception:
+        """What a failed operation raises: the disk failing, or the file not being a cache."""
+        if _is_storage_failure(exc):
+            return _StorageError(str(exc))
         return ConfigurationError(
             f"the response cache {self.path} could not be used ({type(exc).__name__}: {exc}). "
             "If the file is damaged, delete it (the cache starts empty); to do without a disk "
@@ -380,6 +471,8 @@ def _private_files(directory: Path, database: Path) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.close(os.open(database, flags, 0o600))
     except OSError as exc:
+        if _is_storage_failure(exc):
+            raise _StorageError(str(exc)) from exc
         raise ConfigurationError(
             f"the response cache {database} could not be created ({exc}); give "
             "ResponseCache a directory of your own that you can write to, set "

@@ -33,6 +33,7 @@ from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
 from structio.lm.client import ClientSettings, split_settings
+from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
 from structio.lm.types import LMResponse, StreamItem
@@ -439,14 +440,38 @@ class LM(BaseLM):
             return response
         return dataclasses.replace(response, cost=self.profile.cost(response.usage))
 
+    # Identical requests in flight at once in this process are made once (`flight`), when
+    # the cache is on: the key is the cache key, and what the leader pays for is what the
+    # cache would have served the others a moment later. The waiters get it as a cache hit
+    # (no tokens, no cost of their own). Streams are not merged: each streamed call reads
+    # its own request as it is written (a stream's answer is still cached at its end).
+
     def _complete(self, messages: list[dict[str, Any]], call_params: dict[str, Any]) -> LMResponse:
         start = time.perf_counter()
-        params, client, cache, key = self._prepare(messages, call_params)
-        if cache is not None:
-            hit = cache.get(key)
-            # A response without choices (cached before they were refused) is not an answer.
-            if hit is not None and hit.completions:
-                return hit.as_cache_hit(time.perf_counter() - start)
+        request = self._prepare(messages, call_params)
+        cache, key = request.cache, request.key
+        if cache is None:
+            return self._send(messages, request, start)
+        hit = cache.get(key)
+        # A response without choices (cached before they were refused) is not an answer.
+        if hit is not None and hit.completions:
+            return hit.as_cache_hit(time.perf_counter() - start)
+
+        def lead() -> LMResponse:
+            # Another call may have stored the answer between this call's miss and its lead.
+            again = cache.get(key)
+            if again is not None and again.completions:
+                return again.as_cache_hit(time.perf_counter() - start)
+            response = self._send(messages, request, start)
+            _store(cache, key, response)
+            return response
+
+        response, led = flights_for(cache).run(key, lead)
+        return response if led else response.as_cache_hit(time.perf_counter() - start)
+
+    def _send(self, messages: list[dict[str, Any]], request: _Request, start: float) -> LMResponse:
+        """The request made (retried as `num_retries` says) and priced; not cached here."""
+        params, client = request.params, request.client
         start = self._loaded(start, client)
         # A call asked as a stream (``stream=True``) reads the stream whole.
         send: _Send = self._read_stream if params.get("stream") else self._transport.send
@@ -460,10 +485,7 @@ class LM(BaseLM):
             except Exception as exc:
                 error = self._failure(exc, attempt, params, client)
                 _sleep(self._delay(error, attempt))
-        response = self._priced(response)
-        if cache is not None:
-            cache.set(key, response)
-        return response
+        return self._priced(response)
 
     async def _acomplete(
         self, messages: list[dict[str, Any]], call_params: dict[str, Any]
@@ -471,11 +493,32 @@ class LM(BaseLM):
         import asyncio  # imported here: asyncio costs ~25 ms at import structio
 
         start = time.perf_counter()
-        params, client, cache, key = self._prepare(messages, call_params)
-        if cache is not None:
-            hit = await asyncio.to_thread(cache.get, key)
-            if hit is not None and hit.completions:
-                return hit.as_cache_hit(time.perf_counter() - start)
+        request = self._prepare(messages, call_params)
+        cache, key = request.cache, request.key
+        if cache is None:
+            return await self._asend(messages, request, start)
+        hit = await asyncio.to_thread(cache.get, key)
+        if hit is not None and hit.completions:
+            return hit.as_cache_hit(time.perf_counter() - start)
+
+        async def lead() -> LMResponse:
+            again = await asyncio.to_thread(cache.get, key)
+            if again is not None and again.completions:
+                return again.as_cache_hit(time.perf_counter() - start)
+            response = await self._asend(messages, request, start)
+            await asyncio.to_thread(_store, cache, key, response)
+            return response
+
+        response, led = await flights_for(cache).arun(key, lead)
+        return response if led else response.as_cache_hit(time.perf_counter() - start)
+
+    async def _asend(
+        self, messages: list[dict[str, Any]], request: _Request, start: float
+    ) -> LMResponse:
+        """Async form of `_send`."""
+        import asyncio
+
+        params, client = request.params, request.client
         start = self._loaded(start, client)
         asend: _ASend = self._aread_stream if params.get("stream") else self._transport.asend
         attempt = 0
@@ -489,10 +532,7 @@ class LM(BaseLM):
             except Exception as exc:
                 error = self._failure(exc, attempt, params, client)
                 await asyncio.sleep(self._delay(error, attempt))
-        response = self._priced(response)
-        if cache is not None:
-            await asyncio.to_thread(cache.set, key, response)
-        return response
+        return self._priced(response)
 
     # -- streams --------------------------------------------------------------------------
 
@@ -567,7 +607,7 @@ class LM(BaseLM):
             finally:
                 source.close()
         if cache is not None:
-            cache.set(key, response)
+            _store(cache, key, response)
         yield response
 
     async def _astream(
@@ -606,7 +646,7 @@ class LM(BaseLM):
             finally:
                 await source.aclose()
         if cache is not None:
-            await asyncio.to_thread(cache.set, key, response)
+            await asyncio.to_thread(_store, cache, key, response)
         yield response
 
     def _failure(
@@ -657,6 +697,23 @@ class LM(BaseLM):
             "%s: %s: %s; retry %d in %.2f s", self.model, type(error).__name__, error, attempt, wait
         )
         return wait
+
+
+def _store(cache: ResponseCache, key: str, response: LMResponse) -> None:
+    """Cache a paid answer; a cache that fails is logged, never the call's failure.
+
+    `ResponseCache.set` already logs a disk that cannot be written and goes on; this is
+    for the rest (a file that turned out not to be a cache, a cache of another kind): the
+    answer was paid for, so it is returned whatever becomes of its copy.
+    """
+    try:
+        cache.set(key, response)
+    except Exception:
+        logger().warning(
+            "the response cache %r could not keep an answer; the call goes on without it",
+            cache,
+            exc_info=True,
+        )
 
 
 def _replay(text: str) -> Iterator[str]:
