@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from typing import Any, Final
 
 from structio._util.warn import ensure_filter
@@ -62,9 +63,25 @@ _HEDGE_WORDS = (
     r"|roughly|about|around|ish|odd|some|something|tops|nearly|almost|over|under|above|below"
     r"|upwards?|up|est|estimated|circa|ca|maybe|probably|possibly|perhaps|likely|not|to"
 )
-_NOT_A_UNIT = re.compile(rf"%|\b(?:{_SCALE}|{_HEDGE_WORDS}|e)\b", re.IGNORECASE)
+# Words that raise a number to a power (`5 squared`, `2 to the power 3`, `10 raised`): the
+# number alone is its base, another value.
+_POWER = r"squared|cubed|powers?|raised|exponent|exp|sq|cu"
+_NOT_A_UNIT = re.compile(rf"%|\b(?:{_SCALE}|{_POWER}|{_HEDGE_WORDS}|e)\b", re.IGNORECASE)
 # A remark after a number that scales it (`4 (in millions)`); `e` is no word there (e.g.).
-_SCALE_REMARK = re.compile(rf"[%\u00d7]|\b(?:{_SCALE})\b", re.IGNORECASE)
+_SCALE_REMARK = re.compile(rf"[%\u00d7^]|\*\*|\b(?:{_SCALE}|{_POWER})\b", re.IGNORECASE)
+
+
+def _holds_number_form(text: str) -> bool:
+    """Whether ``text`` holds a character with a numeric value: a digit, ``½``, ``²``, ``Ⅻ``.
+
+    Python's regular expressions take such characters for word characters (`str.isalnum`),
+    so ``76½`` would read as 76 with the unit ``½``, and ``10²`` as 10: any of them after a
+    number changes its value (a fraction added, a power), so the number alone is no reading.
+    """
+    return any(
+        unicodedata.numeric(c, None) is not None or unicodedata.category(c) in ("No", "Nl")
+        for c in text
+    )
 
 
 # The longest text read as a lone number with its decoration, label and unit.
@@ -76,15 +93,18 @@ def number_reading(text: str) -> Any:
 
     Only a lone number with decoration around it is read; text with two numbers or with
     words that are not a label or a unit has no single reading, and neither has a number
-    with a word that scales it (``4 million``, ``4k``, ``2 dozen``, ``4x``, ``90%``) or
+    with a word that scales it (``4 million``, ``4k``, ``2 dozen``, ``4x``, ``90%``), raises
+    it to a power (``5 squared``, ``10²``), adds a Unicode number form to it (``76½``) or
     hedges it (``4 or more``, ``4ish``): it is never scaled, which would guess at units.
+    Scientific notation (``1e3``) is one number, written whole, and is read.
     """
     stripped = text.strip()
     if len(stripped) > _MAX_NUMBER_TEXT:
         return NO_READING  # no lone number is written this long; and the pattern stays cheap
     match = _NUMBER_TEXT.match(stripped)
-    if not match or (match.group(2) and _NOT_A_UNIT.search(match.group(2))):
-        return NO_READING  # `4 million`, `4k`, `90%`, `4 or more`: not the number alone
+    unit = match.group(2) if match else None
+    if not match or (unit and (_NOT_A_UNIT.search(unit) or _holds_number_form(unit))):
+        return NO_READING  # `4 million`, `4k`, `90%`, `4 or more`, `76½`: not the number alone
     return match.group(1).replace(",", "").replace("\u2212", "-")
 
 
@@ -129,8 +149,8 @@ def without_remark(text: str, *, number: bool = False) -> Any:
     if match is None:
         return NO_READING
     remark = next(g for g in match.groups()[1:] if g is not None).strip()
-    if any(c.isdigit() for c in remark) or _HEDGE_REMARK.match(remark):
-        return NO_READING
+    if _holds_number_form(remark) or _HEDGE_REMARK.match(remark):
+        return NO_READING  # `4 (5 at most)`, `4 (½ more)`, `4 (or so)`: another value
     if number and _SCALE_REMARK.search(remark):
         return NO_READING
     return match.group(1).strip()
