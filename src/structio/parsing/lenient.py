@@ -289,28 +289,55 @@ def names_only(
 
 
 # Matched against a stripped line, so no two repetitions compete for the same spaces.
-_BULLET = re.compile(r"(?:[-*•+]|\d{1,3}[.)])\s+(.*)", re.DOTALL)
+_BULLET = re.compile(r"(?:([-*•+])|(\d{1,3})[.)])\s+(.*)", re.DOTALL)
 
 
-def list_items(text: str) -> Any:
-    """Bulleted or numbered lines, one item per line, or ``a, b, c`` -> the items as text.
+def list_items(text: str, *, marked_only: bool = False) -> Any:
+    """A list the whole text is -> its items as text; `NO_READING` for anything else.
 
-    A single line without commas is no list (it may be prose, such as a refusal).
+    Read: bulleted or numbered lines, one item per line (one bullet, one indentation, the
+    numbers counting up from where they start); with ``marked_only`` false also plain lines
+    and ``a, b, c``. Refused: a single line without commas (it may be prose, such as a
+    refusal), bullets mixed with prose, two lists (a numbering that starts again, another
+    bullet), and text with a bracket or brace (data written in part: ``[1, 2]`` is read as
+    data or not at all, never split on its commas).
+
+    Args:
+        text: The text.
+        marked_only: The items may be any text (``list[str]``): prose validates as such
+            items, so plain lines and commas are no list; only bullets or numbers mark one.
     """
+    if any(c in text for c in "[]{}"):
+        return NO_READING
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return NO_READING
     bullets = [_BULLET.fullmatch(line.strip()) for line in lines]
     if all(bullets):
-        return [_clean_item(m.group(1)) for m in bullets if m]
-    if any(bullets):
-        return NO_READING  # a mix of bullets and prose: no single reading
+        marks = [m for m in bullets if m]
+        if not _one_list(marks, lines):
+            return NO_READING
+        return [_clean_item(m.group(3)) for m in marks]
+    if any(bullets) or marked_only:
+        return NO_READING  # a mix of bullets and prose, or unmarked text: no single reading
     if len(lines) > 1:
         return [_clean_item(line) for line in lines]
     if "," in lines[0]:
         items = [_clean_item(part) for part in lines[0].split(",")]
         return items if all(items) else NO_READING
     return NO_READING
+
+
+def _one_list(marks: list[re.Match[str]], lines: list[str]) -> bool:
+    """Whether bulleted or numbered lines make one flat list, not two or a nested one."""
+    if len({line[: len(line) - len(line.lstrip())] for line in lines}) > 1:
+        return False  # nested: which level is the list?
+    if all(m.group(1) for m in marks):
+        return len({m.group(1) for m in marks}) == 1  # `-` then `*`: two lists
+    if any(m.group(1) for m in marks):
+        return False
+    numbers = [int(m.group(2)) for m in marks]
+    return numbers == list(range(numbers[0], numbers[0] + len(numbers)))
 
 
 def _clean_item(item: str) -> str:
