@@ -212,6 +212,7 @@ def label_forms(text: str) -> list[str]:
 
     def add(candidate: str) -> None:
         candidate = candidate.strip().strip("*_`~").strip().rstrip(".,!;:").strip()
+        candidate = candidate.strip("*_`~").strip()  # `**Billing**.`: the stop came last
         wrapped = _LITERAL_WRAPPER.match(candidate)
         if wrapped:
             candidate = wrapped.group(1).strip()
