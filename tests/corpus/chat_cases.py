@@ -356,10 +356,16 @@ CHAT_CASES = [
         "[[ ## names ## ]]\n1. Ann\n2. Bo\n3. Cy\n\n[[ ## count ## ]]\n3",
         {"names": ["Ann", "Bo", "Cy"], "count": 3},
     ),
-    Case(
+    Case(  # unmarked text: `Sorry, no` would be two items too; only bullets mark a list
         "chat-list-commas",
         "tags",
         "[[ ## tags ## ]]\nurgent, refund, vip",
+        error=["tags"],
+    ),
+    Case(
+        "chat-list-bullets-tags",
+        "tags",
+        "[[ ## tags ## ]]\n- urgent\n- refund\n- vip",
         {"tags": ["urgent", "refund", "vip"]},
     ),
     Case(

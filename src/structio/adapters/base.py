@@ -289,8 +289,9 @@ class Adapter(abc.ABC):
         Reasoning drafts (``<think>...</think>``) and a code fence around everything are set
         aside, the adapter's `locate` finds each output's text, and the shared value rules
         turn it into the declared type, leniently only where exactly one reading exists.
-        Given the call's ``inputs``, a verbatim echo of one that holds a ``[[ ## ... ## ]]``
-        marker, before the real outputs, is not read as an answer.
+        Given the call's ``inputs``, a copy of one that holds an output's marker, key or
+        tag (``[[ ## answer ## ]]``, ``"answer":``, ``<answer>``), whitespace aside, is
+        never read as an answer (`parsing.locate.without_echoes`).
 
         Returns:
             A dict of every output field (in signature order) to its typed value.
@@ -336,7 +337,7 @@ class Adapter(abc.ABC):
         finds the outputs: what `parse`, `read` and the stream readers read values from.
         """
         text = clean(completion)
-        if inputs and "[[" in text:
+        if inputs and ("[[" in text or "{" in text or "<" in text):
             text = self._cleaned(signature, text, inputs)
         return self.locate(signature, text)
 

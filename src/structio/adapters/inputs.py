@@ -115,16 +115,20 @@ def coerced(
 
 
 def marked_texts(inputs: Mapping[str, Any]) -> list[str]:
-    """The input texts (strings, and strings in lists) that hold a ``[[`` marker start.
+    """The input texts (strings, and strings in lists) that may hold an output's marker.
 
-    Only these can be echoed into something read as an answer; most calls have none, and
-    then nothing more is done.
+    Only these (a ``[[`` marker start, a ``{`` of JSON, a ``<`` of XML) can be echoed into
+    something read as an answer; most calls have none, and then nothing more is done.
     """
     found: list[str] = []
     for value in inputs.values():
         if isinstance(value, str):
-            if "[[" in value:
+            if _may_mark(value):
                 found.append(value)
         elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, str) and "[[" in v)
+            found.extend(v for v in value if isinstance(v, str) and _may_mark(v))
     return found
+
+
+def _may_mark(text: str) -> bool:
+    return "[[" in text or "{" in text or "<" in text

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -327,6 +328,7 @@ def _json_repaired(text: str) -> tuple[Any, list[Repeat]]:
     import json_repair
 
     _check_depth(text)  # json-repair recurses per level and rescans the text at each
+    _check_numbers_whole(text)
     # json-repair would read `<value>` as "value>" and `undefined` as a string: each is no
     # value, as `null` is (a required field is then missing, the others are still read).
     text = _NO_VALUE.sub(lambda m: m.group(0).replace(m.group(1), "null"), text)
@@ -348,6 +350,39 @@ _TOKEN = re.compile(
     r"""|(?:[^\s{}\[\],:"']|(?<=\w)'(?=\w))+""",
     re.DOTALL,
 )
+
+
+# A bare number as JSON writes it, whole (json-repair also takes `5.` and `.5`, one number).
+_BARE_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+_AFTER_VALUE = frozenset((",", "}", "]"))
+
+
+def _check_numbers_whole(text: str) -> None:
+    """Raise ValueError if a bare number in damaged JSON runs on into text that changes it.
+
+    json-repair reads the digits and drops the rest: ``5 million``, ``76½``, ``10²``, ``5e``
+    and ``12:30`` would each be read as the number they start with, another value. What may
+    follow a number: ``,``, ``}``, ``]``, a comment, or the next key (its comma missing).
+    """
+    tokens = list(_TOKEN.finditer(text))
+    for i, token in enumerate(tokens):
+        word = token.group()
+        if not (
+            word[0].isdigit() or word[0] in "-+." or unicodedata.numeric(word[0], None) is not None
+        ):
+            continue
+        if word[0] in "-+." and len(word) > 1 and not (word[1].isdigit() or word[1] == "."):
+            continue  # a bare word such as `-foo` or `.net`, read as text
+        if not _BARE_NUMBER.fullmatch(word):
+            raise ValueError(f"the number {word!r} runs on into text that changes its value")
+        if i + 1 == len(tokens):
+            continue
+        after = tokens[i + 1].group()
+        if after in _AFTER_VALUE or after[0] in "/#":
+            continue
+        if after[0] in "\"'" and i + 2 < len(tokens) and tokens[i + 2].group() == ":":
+            continue  # the next key, its comma missing
+        raise ValueError(f"the number {word!r} runs on into {after!r}, which may change it")
 
 
 class _Frame:

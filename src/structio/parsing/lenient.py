@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from typing import Any, Final
 
 from structio._util.warn import ensure_filter
@@ -62,9 +63,25 @@ _HEDGE_WORDS = (
     r"|roughly|about|around|ish|odd|some|something|tops|nearly|almost|over|under|above|below"
     r"|upwards?|up|est|estimated|circa|ca|maybe|probably|possibly|perhaps|likely|not|to"
 )
-_NOT_A_UNIT = re.compile(rf"%|\b(?:{_SCALE}|{_HEDGE_WORDS}|e)\b", re.IGNORECASE)
+# Words that raise a number to a power (`5 squared`, `2 to the power 3`, `10 raised`): the
+# number alone is its base, another value.
+_POWER = r"squared|cubed|powers?|raised|exponent|exp|sq|cu"
+_NOT_A_UNIT = re.compile(rf"%|\b(?:{_SCALE}|{_POWER}|{_HEDGE_WORDS}|e)\b", re.IGNORECASE)
 # A remark after a number that scales it (`4 (in millions)`); `e` is no word there (e.g.).
-_SCALE_REMARK = re.compile(rf"[%\u00d7]|\b(?:{_SCALE})\b", re.IGNORECASE)
+_SCALE_REMARK = re.compile(rf"[%\u00d7^]|\*\*|\b(?:{_SCALE}|{_POWER})\b", re.IGNORECASE)
+
+
+def _holds_number_form(text: str) -> bool:
+    """Whether ``text`` holds a character with a numeric value: a digit, ``½``, ``²``, ``Ⅻ``.
+
+    Python's regular expressions take such characters for word characters (`str.isalnum`),
+    so ``76½`` would read as 76 with the unit ``½``, and ``10²`` as 10: any of them after a
+    number changes its value (a fraction added, a power), so the number alone is no reading.
+    """
+    return any(
+        unicodedata.numeric(c, None) is not None or unicodedata.category(c) in ("No", "Nl")
+        for c in text
+    )
 
 
 # The longest text read as a lone number with its decoration, label and unit.
@@ -76,15 +93,18 @@ def number_reading(text: str) -> Any:
 
     Only a lone number with decoration around it is read; text with two numbers or with
     words that are not a label or a unit has no single reading, and neither has a number
-    with a word that scales it (``4 million``, ``4k``, ``2 dozen``, ``4x``, ``90%``) or
+    with a word that scales it (``4 million``, ``4k``, ``2 dozen``, ``4x``, ``90%``), raises
+    it to a power (``5 squared``, ``10²``), adds a Unicode number form to it (``76½``) or
     hedges it (``4 or more``, ``4ish``): it is never scaled, which would guess at units.
+    Scientific notation (``1e3``) is one number, written whole, and is read.
     """
     stripped = text.strip()
     if len(stripped) > _MAX_NUMBER_TEXT:
         return NO_READING  # no lone number is written this long; and the pattern stays cheap
     match = _NUMBER_TEXT.match(stripped)
-    if not match or (match.group(2) and _NOT_A_UNIT.search(match.group(2))):
-        return NO_READING  # `4 million`, `4k`, `90%`, `4 or more`: not the number alone
+    unit = match.group(2) if match else None
+    if not match or (unit and (_NOT_A_UNIT.search(unit) or _holds_number_form(unit))):
+        return NO_READING  # `4 million`, `4k`, `90%`, `4 or more`, `76½`: not the number alone
     return match.group(1).replace(",", "").replace("\u2212", "-")
 
 
@@ -129,8 +149,8 @@ def without_remark(text: str, *, number: bool = False) -> Any:
     if match is None:
         return NO_READING
     remark = next(g for g in match.groups()[1:] if g is not None).strip()
-    if any(c.isdigit() for c in remark) or _HEDGE_REMARK.match(remark):
-        return NO_READING
+    if _holds_number_form(remark) or _HEDGE_REMARK.match(remark):
+        return NO_READING  # `4 (5 at most)`, `4 (½ more)`, `4 (or so)`: another value
     if number and _SCALE_REMARK.search(remark):
         return NO_READING
     return match.group(1).strip()
@@ -192,6 +212,7 @@ def label_forms(text: str) -> list[str]:
 
     def add(candidate: str) -> None:
         candidate = candidate.strip().strip("*_`~").strip().rstrip(".,!;:").strip()
+        candidate = candidate.strip("*_`~").strip()  # `**Billing**.`: the stop came last
         wrapped = _LITERAL_WRAPPER.match(candidate)
         if wrapped:
             candidate = wrapped.group(1).strip()
@@ -269,28 +290,55 @@ def names_only(
 
 
 # Matched against a stripped line, so no two repetitions compete for the same spaces.
-_BULLET = re.compile(r"(?:[-*•+]|\d{1,3}[.)])\s+(.*)", re.DOTALL)
+_BULLET = re.compile(r"(?:([-*•+])|(\d{1,3})[.)])\s+(.*)", re.DOTALL)
 
 
-def list_items(text: str) -> Any:
-    """Bulleted or numbered lines, one item per line, or ``a, b, c`` -> the items as text.
+def list_items(text: str, *, marked_only: bool = False) -> Any:
+    """A list the whole text is -> its items as text; `NO_READING` for anything else.
 
-    A single line without commas is no list (it may be prose, such as a refusal).
+    Read: bulleted or numbered lines, one item per line (one bullet, one indentation, the
+    numbers counting up from where they start); with ``marked_only`` false also plain lines
+    and ``a, b, c``. Refused: a single line without commas (it may be prose, such as a
+    refusal), bullets mixed with prose, two lists (a numbering that starts again, another
+    bullet), and text with a bracket or brace (data written in part: ``[1, 2]`` is read as
+    data or not at all, never split on its commas).
+
+    Args:
+        text: The text.
+        marked_only: The items may be any text (``list[str]``): prose validates as such
+            items, so plain lines and commas are no list; only bullets or numbers mark one.
     """
+    if any(c in text for c in "[]{}"):
+        return NO_READING
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return NO_READING
     bullets = [_BULLET.fullmatch(line.strip()) for line in lines]
     if all(bullets):
-        return [_clean_item(m.group(1)) for m in bullets if m]
-    if any(bullets):
-        return NO_READING  # a mix of bullets and prose: no single reading
+        marks = [m for m in bullets if m]
+        if not _one_list(marks, lines):
+            return NO_READING
+        return [_clean_item(m.group(3)) for m in marks]
+    if any(bullets) or marked_only:
+        return NO_READING  # a mix of bullets and prose, or unmarked text: no single reading
     if len(lines) > 1:
         return [_clean_item(line) for line in lines]
     if "," in lines[0]:
         items = [_clean_item(part) for part in lines[0].split(",")]
         return items if all(items) else NO_READING
     return NO_READING
+
+
+def _one_list(marks: list[re.Match[str]], lines: list[str]) -> bool:
+    """Whether bulleted or numbered lines make one flat list, not two or a nested one."""
+    if len({line[: len(line) - len(line.lstrip())] for line in lines}) > 1:
+        return False  # nested: which level is the list?
+    if all(m.group(1) for m in marks):
+        return len({m.group(1) for m in marks}) == 1  # `-` then `*`: two lists
+    if any(m.group(1) for m in marks):
+        return False
+    numbers = [int(m.group(2)) for m in marks]
+    return numbers == list(range(numbers[0], numbers[0] + len(numbers)))
 
 
 def _clean_item(item: str) -> str:

@@ -641,25 +641,74 @@ def bare_json_value(outputs: Iterable[str], text: str) -> Found | None:
 _ECHO_MIN = 8
 
 
-def without_echoes(text: str, echoes: Iterable[str], outputs: Iterable[str]) -> str:
-    """The text without verbatim copies of inputs that come before an output's marker.
+@functools.lru_cache(maxsize=256)
+def _output_marks(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Where an output's value is introduced in every format: a JSON key, an XML tag."""
+    alternatives = "|".join(re.escape(name) for name in names)
+    return re.compile(rf"\"(?:{alternatives})\"[ \t]{{0,8}}:|<(?:{alternatives})[\s/>]")
 
-    A model that repeats its input before answering also repeats any ``[[ ## answer ## ]]``
-    the input holds; read as a section, that would replace the real answer. A copy that no
-    output marker follows (a model asked to repeat the text, say) is the answer and stays.
-    """
+
+def _marks(text: str, outputs: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Each place in ``text`` that introduces an output's value: a marker, a key, a tag."""
     wanted = {norm(name) for name in outputs}
-    markers = [m.start() for m in _MARKER.finditer(text) if norm(m.group(1)) in wanted]
-    if not markers:
-        return text
-    last_marker = markers[-1]
+    found = [m.span() for m in _MARKER.finditer(text) if norm(m.group(1)) in wanted]
+    if outputs:
+        found += [m.span() for m in _output_marks(outputs).finditer(text)]
+    return sorted(found)
+
+
+def _echo_spans(text: str, echoes: Iterable[str], outputs: tuple[str, ...]) -> list[list[int]]:
+    """Where ``text`` reproduces an echo that holds an output's marker, whitespace aside.
+
+    A model that repeats an input drops blank lines, re-indents or re-wraps it: the copy is
+    found with every whitespace character ignored, in both texts (one pass over each).
+    """
+    needles = []
     for echo in echoes:
-        echo = echo.strip()
-        if len(echo) < _ECHO_MIN or "[[" not in echo:
-            continue
-        position = text.find(echo)
-        while position != -1 and position + len(echo) <= last_marker:
-            text = text[:position] + text[position + len(echo) :]
-            last_marker -= len(echo)
-            position = text.find(echo, position)
-    return text
+        needle = "".join(echo.split())
+        if len(needle) >= _ECHO_MIN and _marks(echo, outputs):
+            needles.append(needle)
+    if not needles:
+        return []
+    kept = [i for i, c in enumerate(text) if not c.isspace()]
+    flat = "".join(text[i] for i in kept)
+    spans: list[list[int]] = []
+    for needle in needles:
+        position = flat.find(needle)
+        while position != -1:
+            spans.append([kept[position], kept[position + len(needle) - 1] + 1])
+            position = flat.find(needle, position + len(needle))
+    spans.sort()
+    merged: list[list[int]] = []
+    for span in spans:
+        if merged and span[0] <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], span[1])
+        else:
+            merged.append(span)
+    return merged
+
+
+def without_echoes(text: str, echoes: Iterable[str], outputs: Iterable[str]) -> str:
+    """The text without copies of inputs that would be read as an output, whitespace aside.
+
+    A model that repeats its input also repeats any ``[[ ## answer ## ]]``, ``"answer":`` or
+    ``<answer>`` the input holds; read as an output, that would replace the real answer, or
+    be taken for one where there is none. Every copy of such an input is set aside (before
+    the answer, after it, with its blank lines dropped), except a copy that an output's own
+    marker, key or tag introduces: a model asked to repeat the text wrote it as that
+    output's value, and it is read as the value it is.
+    """
+    names = tuple(outputs)
+    spans = _echo_spans(text, echoes, names)
+    if not spans:
+        return text
+    marks = [end for start, end in _marks(text, names) if not any(s <= start < e for s, e in spans)]
+    pieces: list[str] = []
+    last = 0
+    for start, end in spans:
+        if any(mark <= start and not text[mark:start].strip() for mark in marks):
+            continue  # the output's value, written as a copy of the input
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)

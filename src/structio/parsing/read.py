@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from structio._util.data import jsonable
+from structio._util.scan import json_region, strip_fence
 from structio.exceptions import ParseError
 from structio.parsing.decode import decode_text
 from structio.parsing.lenient import (
@@ -79,6 +80,15 @@ def read_text(info: TypeInfo, text: str, *, from_json: bool = False) -> Any:
             return None  # an empty section of an optional field: no value was given
         raise ValueError(f"expected {info.name}, found an empty value")
     candidate = decode_text(stripped)
+    if isinstance(candidate, _DATA) and _is_sequence(info):
+        # Data the text states is read as data, or refused: never split again as text
+        # (`[1, 2]` is no `['[1', '2]']`), and never taken from inside prose.
+        if not _stated_whole(stripped):
+            raise ValueError(
+                f"expected {info.name}: the text holds a list or object inside other text "
+                "(or more than one); a list is read only from a list the text is, whole"
+            )
+        return info.validate(candidate)
     try:
         return info.validate(candidate)
     except ValueError as exc:
@@ -91,6 +101,24 @@ def read_text(info: TypeInfo, text: str, *, from_json: bool = False) -> Any:
             # The text as written says what is wrong (item 1's qty), not a loose reading
             # of it that fails too (its pieces taken for items).
             raise exc from None
+
+
+_DATA = (list, tuple, set, frozenset, dict)
+_SEQUENCES = (list, set, frozenset, tuple)
+
+
+def _is_sequence(info: TypeInfo) -> bool:
+    return typing.get_origin(core_type(info.annotation)) in _SEQUENCES
+
+
+def _stated_whole(text: str) -> bool:
+    """Whether decoded data was the whole text (a fence aside), not a bracket inside prose.
+
+    ``hmm [that] is it`` and ``[a] and [b]`` hold a list, but are not one.
+    """
+    body = strip_fence(text).strip()
+    region = json_region(body)
+    return region is None or region[0] == body
 
 
 def read_json_value(info: TypeInfo, value: Any, *, from_json: bool = True) -> Any:
@@ -135,9 +163,19 @@ def _lenient_core(core: Any, text: str) -> Any:
         return bool_reading(text)
     if core in _NUMBER_TYPES:
         return number_reading(text)
-    if typing.get_origin(core) in (list, set, frozenset, tuple):
-        return list_items(text)
+    if typing.get_origin(core) in _SEQUENCES:
+        return list_items(text, marked_only=_holds_text(core))
     return NO_READING
+
+
+def _holds_text(core: Any) -> bool:
+    """Whether a sequence type's items may be any text (``list[str]``, bare ``list``).
+
+    Prose validates as such items, so only a list the text marks as one is read: a
+    refusal written on two lines, or with a comma, is no list of two items.
+    """
+    args = [a for a in typing.get_args(core) if a is not Ellipsis]
+    return not args or any(core_type(a) in (str, Any, object) for a in args)
 
 
 def _choice_reading(text: str, choices: list[tuple[Any, list[Any]]]) -> Any:

@@ -434,6 +434,11 @@ def untyped_value(text: str) -> Any:
         return text
 
 
+# The text of one element that may be read as a list's one item: one line, no bracket, brace
+# or comma.
+_ONE_ITEM = re.compile(r"[^\[\]{},\n]+")
+
+
 def node_value(node: Node, shape: Shape) -> Any:
     """The value an element holds, read as its shape says (may be `_OMIT`, see `_empty`)."""
     if node.empty:
@@ -450,6 +455,10 @@ def node_value(node: Node, shape: Shape) -> Any:
         try:
             return read_text(type_info(shape.annotation), text)
         except ValueError:
+            if _ONE_ITEM.fullmatch(text) is None:
+                # Brackets, commas or lines: a list (or prose) written some other way, which
+                # `read_text` refused; never one item holding all of it (`['[1, 2]']`).
+                return text  # validating the whole value reports it
             # One element holding one item's text (`<tags>home</tags>`): a list of it.
             return [_read_leaf(shape.item(), text)]
     return _read_leaf(shape, text)
