@@ -453,14 +453,7 @@ async def asend(
     async with http.stream(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
     ) as response:
-        pieces = []
-        size = 0
-        async for piece in response.aiter_bytes():
-            size += len(piece)
-            if size > MAX_RESPONSE_BYTES:
-                raise _too_large(response)
-            pieces.append(piece)
-        content = b"".join(pieces)
+        content = await _abounded(response)
     return _read(response, content, model, point.provider, start, attempt)
 
 
@@ -513,14 +506,7 @@ async def astream(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
     ) as response:
         if response.status_code != 200:
-            pieces = []
-            size = 0
-            async for piece in response.aiter_bytes():
-                size += len(piece)
-                if size > MAX_RESPONSE_BYTES:
-                    raise _too_large(response)
-                pieces.append(piece)
-            text = b"".join(pieces).decode(errors="replace")
+            text = (await _abounded(response)).decode(errors="replace")
             raise HTTPStatusError(response.status_code, text, response.headers)
         assembler = StreamAssembler(model, point.provider)
         size = 0
@@ -539,6 +525,18 @@ def _bounded(pieces: Iterable[bytes], response: httpx.Response) -> bytes:
     read: list[bytes] = []
     size = 0
     for piece in pieces:
+        size += len(piece)
+        if size > MAX_RESPONSE_BYTES:
+            raise _too_large(response)
+        read.append(piece)
+    return b"".join(read)
+
+
+async def _abounded(response: httpx.Response) -> bytes:
+    """Async form of `_bounded`, over the response's decompressed bytes."""
+    read: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
         size += len(piece)
         if size > MAX_RESPONSE_BYTES:
             raise _too_large(response)
