@@ -52,6 +52,13 @@ def test_a_list_of_strings_the_text_does_not_state_whole_is_refused(text: str) -
         ("list[str]", '["a", "b"]', ["a", "b"]),
         ("list[str]", "['a', 'b']", ["a", "b"]),
         ("list[str]", '```json\n["a", "b"]\n```', ["a", "b"]),
+        ("list[str]", "[a, b]", ["a", "b"]),  # damaged JSON, repaired: still the whole text
+        ("list[str]", "[apple, banana split]", ["apple", "banana split"]),
+        ("list[str]", '[a, "b, c"]', ["a", "b, c"]),  # json-repair 0.31 read `a,`
+        ("list[str]", "[it's, 'x']", ["it's", "x"]),
+        ("list[str | None]", "[a, null]", ["a", None]),
+        ("list[str | int]", "[a, 5]", ["a", 5]),
+        ("list[list[str]]", "[[a, b], [c]]", [["a", "b"], ["c"]]),
         ("list[str]", "- a\n- b", ["a", "b"]),
         ("list[str]", "1. a, b\n2. c", ["a, b", "c"]),
         ("list[str]", "3) x\n4) y", ["x", "y"]),

@@ -174,7 +174,10 @@ def test_ctrl_c_while_reading_input_is_one_line_and_exit_130(tmp_path: Path) -> 
             assert time.monotonic() < deadline, "the command never loaded the signature"
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=TIMEOUT)  # closes stdin only after the signal
+        # Standard input stays open until the command has ended: on a loaded machine the
+        # signal may be handled after an end of input, which would be read as no completion.
+        process.wait(timeout=TIMEOUT)
+        out, err = process.communicate(timeout=TIMEOUT)
     finally:
         if process.poll() is None:
             process.kill()

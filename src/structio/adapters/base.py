@@ -31,7 +31,7 @@ from structio.adapters.hooks import (
     hook,
     set_native_options,
 )
-from structio.adapters.inputs import check_input_types, coerced, marked_texts
+from structio.adapters.inputs import check_input_types, coerced, input_texts
 from structio.adapters.native import (
     Native,
     native_calls_of,
@@ -289,9 +289,11 @@ class Adapter(abc.ABC):
         Reasoning drafts (``<think>...</think>``) and a code fence around everything are set
         aside, the adapter's `locate` finds each output's text, and the shared value rules
         turn it into the declared type, leniently only where exactly one reading exists.
-        Given the call's ``inputs``, a copy of one that holds an output's marker, key or
-        tag (``[[ ## answer ## ]]``, ``"answer":``, ``<answer>``), whitespace aside, is
-        never read as an answer (`parsing.locate.without_echoes`).
+        Given the call's ``inputs``, text that only repeats them is never read as an
+        answer, whitespace aside: a completion that is one input, and a copy of one that
+        holds an output's marker, key, tag or label (``[[ ## answer ## ]]``,
+        ``"answer":``, ``<answer>``, ``Answer:``) wherever it stands, unless the output's
+        own marker introduces it (`parsing.locate.without_echoes`).
 
         Returns:
             A dict of every output field (in signature order) to its typed value.
@@ -337,7 +339,7 @@ class Adapter(abc.ABC):
         finds the outputs: what `parse`, `read` and the stream readers read values from.
         """
         text = clean(completion)
-        if inputs and ("[[" in text or "{" in text or "<" in text):
+        if inputs:
             text = self._cleaned(signature, text, inputs)
         return self.locate(signature, text)
 
@@ -355,8 +357,8 @@ class Adapter(abc.ABC):
 
     @staticmethod
     def _cleaned(signature: type[Signature], text: str, inputs: Mapping[str, Any]) -> str:
-        """The cleaned text without echoes of inputs that hold a marker (see `parse`)."""
-        echoes = marked_texts(inputs)
+        """The cleaned text without echoes of the inputs (see `parse`)."""
+        echoes = input_texts(inputs)
         return without_echoes(text, echoes, signature.output_fields) if echoes else text
 
     @hook

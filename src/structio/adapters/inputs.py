@@ -19,7 +19,7 @@ from structio.signatures.history import History
 from structio.signatures.signature import Signature
 from structio.typemodel.info import type_info
 
-__all__ = ["check_input_types", "coerced", "holds_value_types", "marked_texts"]
+__all__ = ["check_input_types", "coerced", "holds_value_types", "input_texts"]
 
 
 def check_input_types(signature: type[Signature], inputs: Mapping[str, Any] | None) -> None:
@@ -114,21 +114,12 @@ def coerced(
     return values if changed is None else changed
 
 
-def marked_texts(inputs: Mapping[str, Any]) -> list[str]:
-    """The input texts (strings, and strings in lists) that may hold an output's marker.
-
-    Only these (a ``[[`` marker start, a ``{`` of JSON, a ``<`` of XML) can be echoed into
-    something read as an answer; most calls have none, and then nothing more is done.
-    """
+def input_texts(inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The texts of the inputs a model may repeat: strings, and strings in lists."""
     found: list[str] = []
     for value in inputs.values():
         if isinstance(value, str):
-            if _may_mark(value):
-                found.append(value)
+            found.append(value)
         elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, str) and _may_mark(v))
-    return found
-
-
-def _may_mark(text: str) -> bool:
-    return "[[" in text or "{" in text or "<" in text
+            found.extend(v for v in value if isinstance(v, str))
+    return tuple(found)

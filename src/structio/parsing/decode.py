@@ -332,6 +332,7 @@ def _json_repaired(text: str) -> tuple[Any, list[Repeat]]:
     # json-repair would read `<value>` as "value>" and `undefined` as a string: each is no
     # value, as `null` is (a required field is then missing, the others are still read).
     text = _NO_VALUE.sub(lambda m: m.group(0).replace(m.group(1), "null"), text)
+    text = _quoted_bare_items(text)
     try:
         repaired = json_repair.loads(text)
     except AssertionError as error:  # its own checks fail on some text (`{'```json```[`)
@@ -339,6 +340,7 @@ def _json_repaired(text: str) -> tuple[Any, list[Repeat]]:
     if repaired == "" and text.strip():
         raise ValueError("json-repair found no JSON")
     _check_nothing_invented(repaired, text)
+    _check_brackets_kept(repaired, text)
     # json-repair keeps a repeated key's last value: the text says whether there is one.
     return repaired, (_written_repeats(text) if ":" in text else [])
 
@@ -350,6 +352,56 @@ _TOKEN = re.compile(
     r"""|(?:[^\s{}\[\],:"']|(?<=\w)'(?=\w))+""",
     re.DOTALL,
 )
+
+
+# What a bare word in a list may be other than text: JSON's and Python's literals.
+_BARE_LITERALS = frozenset(("true", "false", "null", "True", "False", "None", "NaN", "Infinity"))
+
+
+def _quoted_bare_items(text: str) -> str:
+    """A list whose items are bare words, each item written as a JSON string.
+
+    ``[a, b c]`` becomes ``["a", "b c"]``: an item runs from one comma or bracket to the
+    next, on one line. json-repair reads such a list differently from one version to the
+    next (0.31 reads ``[a, b]`` as the one item ``"a, b"``, and ``[a, "b, c"]`` as
+    ``["a,", "b, c"]``). A bare number or literal stays as written. Text that is not only
+    lists of such items (an object, a colon, a comment, an item over two lines, a word next
+    to a string) is returned as it is, for json-repair to read.
+    """
+    if not text.lstrip().startswith("[") or any(c in text for c in "{}:#") or "/" in text:
+        return text
+    out: list[str] = []
+    written = 0  # how much of `text` is in `out`
+    item: list[re.Match[str]] = []  # the tokens of the item being read
+
+    def close() -> bool:
+        nonlocal written
+        if not item:
+            return True
+        words = [t.group() for t in item]
+        if any(w[0] in "\"'" for w in words):
+            return len(words) == 1  # one string; a word beside a string is no one item
+        start, end = item[0].start(), item[-1].end()
+        if "\n" in text[start:end]:
+            return False
+        if len(words) == 1 and (words[0] in _BARE_LITERALS or _BARE_NUMBER.fullmatch(words[0])):
+            return True
+        out.append(text[written:start])
+        out.append(json.dumps(text[start:end], ensure_ascii=False))
+        written = end
+        return True
+
+    for token in _TOKEN.finditer(text):
+        if token.group() in ("[", "]", ","):
+            if not close():
+                return text
+            item.clear()
+        else:
+            item.append(token)
+    if not close():
+        return text
+    out.append(text[written:])
+    return "".join(out)
 
 
 # A bare number as JSON writes it, whole (json-repair also takes `5.` and `.5`, one number).
@@ -493,6 +545,34 @@ def _check_nothing_invented(value: Any, text: str) -> None:
     for kind, count in counts.items():
         if count and count > len(_WRITTEN_EMPTY[kind].findall(text)):
             raise ValueError(f"repairing the JSON would invent an {kind}: a value is missing")
+
+
+def _check_brackets_kept(value: Any, text: str) -> None:
+    """Raise ValueError if the repair turned brackets into other brackets or into text.
+
+    json-repair reads ``{X}`` as the list ``["X}"]``: an object became a list, and its
+    closing brace an item's text. The value must open as the text does, and a bracket or
+    brace in a string must stand in a quoted string of the text.
+    """
+    opening = text.lstrip()[:1]
+    if (opening == "{" and not isinstance(value, dict)) or (
+        opening == "[" and not isinstance(value, list)
+    ):
+        raise ValueError(
+            f"repairing the JSON would read text opening with {opening!r} as another kind"
+        )
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+            pending.extend(item.keys())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str) and any(c in item for c in "{}[]"):
+            quoted = json.dumps(item, ensure_ascii=False)[1:-1]
+            if f'"{quoted}"' not in text and f"'{item}'" not in text and f'"{item}"' not in text:
+                raise ValueError(f"repairing the JSON would make the text {item!r} of brackets")
 
 
 def _check_depth(text: str) -> None:

@@ -34,7 +34,7 @@ from structio.parsing.found import (
     norm,
     two_values,
 )
-from structio.parsing.labels import find_labels
+from structio.parsing.labels import _label_line, find_labels
 
 __all__ = [
     "Found",
@@ -637,7 +637,8 @@ def bare_json_value(outputs: Iterable[str], text: str) -> Found | None:
 
 # -- echoed inputs --------------------------------------------------------------------------
 
-# An echo is worth removing only when it could be read as an answer: it holds a marker.
+# An input shorter than this (spaces aside) is too short to tell a copy from an answer that
+# happens to quote it (`Paris`), except when it is the whole completion.
 _ECHO_MIN = 8
 
 
@@ -649,27 +650,50 @@ def _output_marks(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _marks(text: str, outputs: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Each place in ``text`` that introduces an output's value: a marker, a key, a tag."""
+    """Each place in ``text`` that introduces an output's value: a marker, key, tag or label."""
     wanted = {norm(name) for name in outputs}
     found = [m.span() for m in _MARKER.finditer(text) if norm(m.group(1)) in wanted]
     if outputs:
         found += [m.span() for m in _output_marks(outputs).finditer(text)]
+        found += [m.span(1) for m in _label_line(outputs).finditer(text)]
     return sorted(found)
 
 
-def _echo_spans(text: str, echoes: Iterable[str], outputs: tuple[str, ...]) -> list[list[int]]:
-    """Where ``text`` reproduces an echo that holds an output's marker, whitespace aside.
+class _Echoes:
+    """What the inputs of a call look like when a model repeats them, prepared once.
+
+    Attributes:
+        needles: Each input that holds an output's mark, every whitespace character taken
+            out, and long enough (`_ECHO_MIN`) to tell a copy from a quote.
+        wholes: Every non-empty input, whitespace taken out (a completion that is only one
+            of them is no answer).
+        longest: The length of the longest input, as written.
+    """
+
+    __slots__ = ("longest", "needles", "wholes")
+
+    def __init__(self, texts: tuple[str, ...], outputs: tuple[str, ...]) -> None:
+        flat = ["".join(text.split()) for text in texts]
+        self.needles = [
+            f
+            for f, t in zip(flat, texts, strict=True)
+            if len(f) >= _ECHO_MIN and _marks(t, outputs)
+        ]
+        self.wholes = frozenset(f for f in flat if f)
+        self.longest = max(map(len, texts), default=0)
+
+
+# Keyed by the input strings themselves: a stream reader asks once per reading with the same
+# strings, whose hashes Python keeps, so a hit costs no pass over an input.
+_echoes = functools.lru_cache(maxsize=64)(_Echoes)
+
+
+def _echo_spans(text: str, needles: list[str]) -> list[list[int]]:
+    """Where ``text`` reproduces one of the ``needles``, whitespace aside.
 
     A model that repeats an input drops blank lines, re-indents or re-wraps it: the copy is
     found with every whitespace character ignored, in both texts (one pass over each).
     """
-    needles = []
-    for echo in echoes:
-        needle = "".join(echo.split())
-        if len(needle) >= _ECHO_MIN and _marks(echo, outputs):
-            needles.append(needle)
-    if not needles:
-        return []
     kept = [i for i, c in enumerate(text) if not c.isspace()]
     flat = "".join(text[i] for i in kept)
     spans: list[list[int]] = []
@@ -689,17 +713,40 @@ def _echo_spans(text: str, echoes: Iterable[str], outputs: tuple[str, ...]) -> l
 
 
 def without_echoes(text: str, echoes: Iterable[str], outputs: Iterable[str]) -> str:
-    """The text without copies of inputs that would be read as an output, whitespace aside.
+    r"""The text without copies of the call's inputs that would be read as an answer.
 
-    A model that repeats its input also repeats any ``[[ ## answer ## ]]``, ``"answer":`` or
-    ``<answer>`` the input holds; read as an output, that would replace the real answer, or
-    be taken for one where there is none. Every copy of such an input is set aside (before
-    the answer, after it, with its blank lines dropped), except a copy that an output's own
-    marker, key or tag introduces: a model asked to repeat the text wrote it as that
-    output's value, and it is read as the value it is.
+    Compared with every whitespace character ignored, so a copy with its blank lines
+    dropped, re-indented or re-wrapped is still a copy:
+
+    * A completion that is nothing but an input is no answer: ``""`` (a model that repeats
+      ``- apples\n- pears`` has not answered with that list, whatever its type).
+    * A model that repeats an input also repeats any ``[[ ## answer ## ]]``,
+      ``"answer":``, ``<answer>`` or ``Answer:`` the input holds; read as an output, that
+      would replace the real answer, or be taken for one where there is none. Every copy
+      of such an input is set aside (before the answer, after it), except a copy that an
+      output's own marker, key, tag or label introduces: a model asked to repeat the text
+      wrote it as that output's value, and it is read as the value it is.
+
+    A copy of an input that holds no mark, inside an output's value, stays: the value is
+    what the model wrote under that output's marker, and quoting an input is a common
+    answer (`text -> with_title`).
+
+    Args:
+        text: The completion, cleaned.
+        echoes: The texts of the call's inputs.
+        outputs: The signature's output names.
     """
     names = tuple(outputs)
-    spans = _echo_spans(text, echoes, names)
+    prepared = _echoes(tuple(echoes), names)
+    if (
+        prepared.wholes
+        and len(text) <= 2 * prepared.longest + 64
+        and "".join(text.split()) in prepared.wholes
+    ):
+        return ""
+    if not prepared.needles:
+        return text
+    spans = _echo_spans(text, prepared.needles)
     if not spans:
         return text
     marks = [end for start, end in _marks(text, names) if not any(s <= start < e for s, e in spans)]
