@@ -109,6 +109,26 @@ def test_a_native_tool_call_reply_is_read_checked_and_executed(
     assert body["tools"] == [sio.Tool(get_weather).to_openai()]
 
 
+def test_parallel_native_calls_that_carry_their_index_are_read(
+    server: OpenAIServer, make_lm: Callable[..., sio.LM]
+) -> None:
+    # litellm's translation of Anthropic's `tool_use`, and some OpenAI-compatible servers,
+    # keep the `index` of each call in a whole (not streamed) response.
+    calls = [
+        call("c1", "get_weather", {"city": "Rome"}),
+        call("c2", "get_weather", {"city": "Oslo"}),
+    ]
+    for index, one in enumerate(calls):
+        one["index"] = index
+    server.reply(Reply(content=None, finish_reason="tool_calls", tool_calls=calls))
+    adapter = sio.ChatAdapter(native_tools=True)
+    pred = sio.Predict(Assist, lm=make_lm(), adapter=adapter)(
+        question="Weather in Rome and Oslo?", tools=[get_weather], history=sio.History()
+    )
+    assert [(c.id, c.args["city"]) for c in pred.calls] == [("c1", "Rome"), ("c2", "Oslo")]
+    assert pred.calls.execute() == ["sunny in Rome (C)", "sunny in Oslo (C)"]
+
+
 def test_a_multi_turn_tool_conversation_over_the_wire(
     server: OpenAIServer, make_lm: Callable[..., sio.LM]
 ) -> None:

@@ -97,6 +97,16 @@ def test_direct_refuses_what_it_cannot_serve() -> None:
         sio.LM("openai/gpt-4o-mini", transport="http")
 
 
+def test_model_type_is_never_sent_to_the_server(server: OpenAIServer, make_lm: MakeLM) -> None:
+    # DSPy's `model_type` chooses an API; sent as a request field, OpenAI answers 400.
+    server.reply(Reply("hi"))
+    assert make_lm(model_type="chat")("hello") == ["hi"]
+    assert "model_type" not in server.requests[0].body
+    with pytest.raises(sio.ConfigurationError, match="model_type='responses'.*not supported"):
+        make_lm(model_type="responses")
+    assert len(server.requests) == 1
+
+
 def test_the_transport_is_saved_and_loaded(make_lm: MakeLM, transport: str) -> None:
     lm = make_lm()
     again = sio.LM.from_dict(lm.to_dict(), trust_endpoint=True)

@@ -196,6 +196,14 @@ class LM(BaseLM):
                 "num_retries= to LM to retry failed requests (rate limits, timeouts, 5xx), "
                 "or max_retries= to Predict to re-ask a model whose answer does not parse"
             )
+        # DSPy's choice of API, never a request field (OpenAI answers 400 to one).
+        model_type = kwargs.pop("model_type", "chat")
+        if model_type != "chat":
+            raise ConfigurationError(
+                f"LM({model!r}, model_type={model_type!r}): this structio speaks the chat "
+                "completions API only (model_type='chat'); OpenAI's Responses API and "
+                "text completions are not supported yet"
+            )
         for setting in ("api_base", "base_url"):
             # Refused now: without a scheme, every request fails the same way, retried.
             check_api_base(kwargs.get(setting), setting)

@@ -32,7 +32,10 @@ ToolsLike = Sequence[Any] | Mapping[str, Any]
 _CALL_KEYS = frozenset({"name", "args", "arguments", "id"})
 
 
-_OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
+# `index` is the call's place among parallel calls: OpenAI's stream deltas carry it, and so
+# do litellm's translation of Anthropic's `tool_use` and some OpenAI-compatible servers'
+# whole responses. It says nothing the list's order does not.
+_OPENAI_CALL_KEYS = frozenset({"id", "type", "function", "index"})
 
 
 _OPENAI_FUNCTION_KEYS = frozenset({"name", "arguments"})
@@ -436,8 +439,12 @@ def _read_openai_call(data: Mapping[Any, Any]) -> dict[str, Any]:
     unknown = sorted(str(k) for k in data if k not in _OPENAI_CALL_KEYS)
     if unknown:
         raise ValueError(
-            f"an OpenAI tool call has `id`, `type` and `function`, not {_keys(unknown)}"
+            f"an OpenAI tool call has `id`, `type`, `function` and maybe `index`, "
+            f"not {_keys(unknown)}"
         )
+    index = data.get("index")
+    if index is not None and (type(index) is not int or index < 0):
+        raise ValueError(f"a tool call's `index` is a count from 0, not {_clip(repr(index))}")
     if "type" in data and data["type"] != "function":
         raise ValueError(
             f"an OpenAI tool call has type 'function', not {_clip(repr(data['type']))}"
