@@ -34,17 +34,19 @@ TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {}
 # -- the types ------------------------------------------------------------------------------
 
 
-def test_reasoning_is_the_last_field_so_positional_completions_keep_their_meaning() -> None:
+def test_new_fields_come_last_so_positional_completions_keep_their_meaning() -> None:
     assert [f.name for f in dataclasses.fields(sio.Completion)] == [
         "text",
         "finish_reason",
         "tool_calls",
         "reasoning",
+        "logprobs",
     ]
     old_style = sio.Completion("4", "stop", (CALL,))
     assert (old_style.text, old_style.finish_reason, old_style.tool_calls) == ("4", "stop", (CALL,))
     assert old_style.reasoning is None
     assert sio.Completion("4", "stop", None, "because").reasoning == "because"
+    assert old_style.logprobs is None
 
 
 def test_reasoning_tokens_are_summed_and_inside_completion_tokens() -> None:

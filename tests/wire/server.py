@@ -563,13 +563,18 @@ def _reasonings(reply: Reply) -> dict[str, str]:
 def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
     """The ``chat.completion.chunk`` objects of a streamed reply, OpenAI's shape."""
 
-    def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    def chunk(
+        index: int, delta: dict[str, Any], finish: str | None = None, token: int = 0
+    ) -> dict[str, Any]:
+        choice = {"index": index, "delta": delta, "finish_reason": finish}
+        if body.get("logprobs") and delta.get("content"):
+            choice["logprobs"] = {"content": token_logprobs(delta["content"], size, token)}
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
             "model": body.get("model", "test"),
-            "choices": [{"index": index, "delta": delta, "finish_reason": finish}],
+            "choices": [choice],
         }
 
     chunks = []
@@ -585,7 +590,8 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
             delta = {name: thought[start : start + size] for name, thought in thoughts.items()}
             chunks.append(chunk(index, delta))
         for start in range(0, len(text or ""), size):
-            chunks.append(chunk(index, {"content": (text or "")[start : start + size]}))
+            piece = (text or "")[start : start + size]
+            chunks.append(chunk(index, {"content": piece}, token=start // size))
         for position, call in enumerate(reply.tool_calls or ()):
             function = call["function"]
             arguments = function["arguments"]
@@ -604,24 +610,42 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
     return chunks
 
 
+def token_logprobs(text: str, size: int, first: int = 0) -> list[dict[str, Any]]:
+    """OpenAI's ``logprobs.content`` for a text whose tokens are its pieces of ``size``.
+
+    ``first`` is the place of the text's first token in the whole completion (a stream's
+    chunk): the log probabilities depend on it, so pieces put back in order are checkable.
+    """
+    pieces = [text[start : start + size] for start in range(0, len(text), size)]
+    return [
+        {
+            "token": piece,
+            "logprob": -0.5 * (i % 3),
+            "bytes": list(piece.encode()),
+            "top_logprobs": [{"token": piece, "logprob": -0.5 * (i % 3), "bytes": None}],
+        }
+        for i, piece in enumerate(pieces, start=first)
+    ]
+
+
 def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     contents = _contents(reply, body)
     message: dict[str, Any] = {"role": "assistant", **_reasonings(reply)}
     if reply.tool_calls:
         message["tool_calls"] = reply.tool_calls
+    choices = [
+        {"index": i, "message": {**message, "content": text}, "finish_reason": reply.finish_reason}
+        for i, text in enumerate(contents)
+    ]
+    if body.get("logprobs"):  # asked for, as OpenAI sends them: one entry per token
+        for choice, text in zip(choices, contents, strict=True):
+            choice["logprobs"] = {"content": token_logprobs(text or "", reply.chunk_size)}
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "test"),
-        "choices": [
-            {
-                "index": i,
-                "message": {**message, "content": text},
-                "finish_reason": reply.finish_reason,
-            }
-            for i, text in enumerate(contents)
-        ],
+        "choices": choices,
         "usage": reply.usage,
     }
 

@@ -510,3 +510,38 @@ def test_litellm_tools_with_the_mcp_package_importable(tmp_path: Path) -> None:
     # Without the skip, litellm's gateway check (which imports `mcp` up to litellm 1.106)
     # finds no MCP tool among function tools, and sends the request as it would have anyway.
     assert report["checked"] == {mode: ["done", 1, True] for mode in MODES}
+
+
+# -- log probabilities ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["call", "acall", "stream", "astream"])
+def test_logprobs_asked_for_are_kept(server: OpenAIServer, make_lm: MakeLM, mode: str) -> None:
+    server.reply(Reply("The answer is 4.", chunk_size=4))
+    lm = make_lm(logprobs=True, top_logprobs=1)
+    if mode == "call":
+        response = lm(QUESTION)
+    elif mode == "acall":
+        response = asyncio.run(lm.acall(QUESTION))
+    else:
+        response = last_response((streamed if mode == "stream" else astreamed)(lm, QUESTION))
+    assert server.requests[0].body["logprobs"] is True
+    (completion,) = response.completions
+    assert completion.logprobs is not None
+    assert [entry["token"] for entry in completion.logprobs] == ["The ", "answ", "er i", "s 4."]
+    assert [entry["logprob"] for entry in completion.logprobs] == [0.0, -0.5, -1.0, 0.0]
+    assert completion.logprobs[1]["top_logprobs"][0]["token"] == "answ"
+
+
+def test_logprobs_survive_the_cache_and_are_none_when_not_asked_for(
+    server: OpenAIServer, make_lm: MakeLM, tmp_path: Path
+) -> None:
+    server.reply(Reply("Four.", chunk_size=2), Reply("Four."))
+    cache = sio.ResponseCache(tmp_path / "cache")
+    first = make_lm(cache=cache, logprobs=True)(QUESTION)
+    cache.close()
+    hit = make_lm(cache=sio.ResponseCache(tmp_path / "cache"), logprobs=True)(QUESTION)
+    assert hit.cached
+    assert hit[0].logprobs == first[0].logprobs
+    assert [entry["token"] for entry in hit[0].logprobs or ()] == ["Fo", "ur", "."]
+    assert make_lm(cache=False)(QUESTION)[0].logprobs is None

@@ -36,7 +36,7 @@ from structio.lm._errors import (
     retry_after,
     status_error_class,
 )
-from structio.lm._stream import StreamAssembler, reasoning_of, usage_of
+from structio.lm._stream import StreamAssembler, logprobs_of, reasoning_of, usage_of
 from structio.lm.base import no_choices_error
 from structio.lm.client import LITELLM_ONLY, is_client_setting
 from structio.lm.models import cost_of, model_info
@@ -605,6 +605,7 @@ def to_response(
         if not isinstance(message, Mapping):
             continue
         calls = message.get("tool_calls")
+        logprobs = logprobs_of(choice)
         completions.append(
             Completion(
                 # ``content`` is null in a reply that only calls tools: the text is "".
@@ -612,6 +613,7 @@ def to_response(
                 finish_reason=choice.get("finish_reason"),
                 tool_calls=tuple(dict(call) for call in calls) if calls else None,
                 reasoning=reasoning_of(message),
+                logprobs=tuple(logprobs) if logprobs is not None else None,
             )
         )
     if not completions:

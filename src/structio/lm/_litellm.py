@@ -31,7 +31,7 @@ from structio.lm._errors import (
     request_url,
     retry_after,
 )
-from structio.lm._stream import StreamAssembler
+from structio.lm._stream import StreamAssembler, logprobs_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import map_profile
 from structio.lm.profile import ModelProfile
@@ -282,6 +282,8 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
         calls = getattr(message, "tool_calls", None)
         tool_calls = tuple(_plain(call) for call in calls) if calls else None
         content = getattr(message, "content", None)
+        raw_logprobs = getattr(choice, "logprobs", None)
+        logprobs = logprobs_of({"logprobs": _plain(raw_logprobs)}) if raw_logprobs else None
         completions.append(
             Completion(
                 # ``content`` is None in a reply that only calls tools: the text is "".
@@ -289,6 +291,7 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
                 finish_reason=getattr(choice, "finish_reason", None),
                 tool_calls=tool_calls,
                 reasoning=_reasoning(message),
+                logprobs=tuple(logprobs) if logprobs is not None else None,
             )
         )
     if not completions:

@@ -19,7 +19,7 @@ from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of
 from structio.lm.types import Completion, LMResponse, Usage
 
-__all__ = ["StreamAssembler", "reasoning_of", "usage_of"]
+__all__ = ["StreamAssembler", "logprobs_of", "reasoning_of", "usage_of"]
 
 
 def usage_of(raw: Any) -> Usage:
@@ -52,6 +52,19 @@ def reasoning_of(message: Mapping[str, Any]) -> str | None:
     return None
 
 
+def logprobs_of(choice: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The token log probabilities of a choice or a streamed chunk's choice, if it has any.
+
+    OpenAI's (and vLLM's) ``choice.logprobs.content``: one entry per token, ``{"token",
+    "logprob", "bytes", "top_logprobs"}``, kept as the server sent it.
+    """
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    if not isinstance(content, list):
+        return None
+    return [entry for entry in content if isinstance(entry, Mapping)]
+
+
 class StreamAssembler:
     """Collects the chunks of one streamed completion into the whole `LMResponse`."""
 
@@ -62,6 +75,7 @@ class StreamAssembler:
         self.reasonings: dict[int, list[str]] = {}
         self.reasons: dict[int, str | None] = {}
         self.calls: dict[int, dict[int, dict[str, Any]]] = {}
+        self.logprobs: dict[int, list[Mapping[str, Any]]] = {}
         self.usage: Any = None
         self.done = False
 
@@ -123,6 +137,9 @@ class StreamAssembler:
                 for call in delta.get("tool_calls") or ():
                     if isinstance(call, Mapping):
                         self._tool_call(index, call)
+            logprobs = logprobs_of(choice)
+            if logprobs:
+                self.logprobs.setdefault(index, []).extend(logprobs)
             if choice.get("finish_reason"):
                 self.reasons[index] = choice["finish_reason"]
         return new
@@ -184,12 +201,14 @@ class StreamAssembler:
         for index in sorted(self.texts):
             calls = self.calls.get(index)
             reasoning = self.reasonings.get(index)
+            logprobs = self.logprobs.get(index)
             completions.append(
                 Completion(
                     text="".join(self.texts[index]),
                     finish_reason=self.reasons.get(index),
                     tool_calls=tuple(calls[i] for i in sorted(calls)) if calls else None,
                     reasoning="".join(reasoning) if reasoning else None,
+                    logprobs=tuple(logprobs) if logprobs is not None else None,
                 )
             )
         usage = usage_of(self.usage)

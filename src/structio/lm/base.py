@@ -509,10 +509,13 @@ def _redacted_response(response: LMResponse, secrets: list[str]) -> LMResponse:
         return response
     completions = tuple(
         Completion(
-            text=redact(c.text, secrets),
+            text=(text := redact(c.text, secrets)),
             finish_reason=c.finish_reason,
             tool_calls=redact_data(c.tool_calls, secrets),
             reasoning=redact(c.reasoning, secrets) if c.reasoning is not None else None,
+            # A secret split over tokens is not found in them: where the text held one,
+            # its tokens are not kept.
+            logprobs=c.logprobs if text is c.text else None,
         )
         for c in response.completions
     )

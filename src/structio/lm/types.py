@@ -75,13 +75,18 @@ class Completion:
             from the answer: the message's ``reasoning_content`` (DeepSeek, litellm) or
             ``reasoning`` (vLLM, OpenRouter), or through litellm the text of Anthropic's
             thinking blocks. Never part of `text`.
+        logprobs: The log probability of each token of the text, when asked for
+            (``logprobs=True``, ``top_logprobs=k``) and returned: OpenAI's
+            ``choice.logprobs.content`` entries (``{"token", "logprob", "bytes",
+            "top_logprobs"}``) as the provider sent them, streamed or not.
     """
 
     text: str
     finish_reason: str | None = None
     tool_calls: tuple[Mapping[str, Any], ...] | None = None
-    # Last, so that positional constructions written before it keep their meaning.
+    # Last, so that positional constructions written before them keep their meaning.
     reasoning: str | None = None
+    logprobs: tuple[Mapping[str, Any], ...] | None = None
 
     @property
     def truncated(self) -> bool:
@@ -141,6 +146,7 @@ class LMResponse(Sequence[Completion]):
                 "finish_reason": c.finish_reason,
                 "tool_calls": list(c.tool_calls) if c.tool_calls is not None else None,
                 "reasoning": c.reasoning,
+                "logprobs": list(c.logprobs) if c.logprobs is not None else None,
             }
             for c in self.completions
         ]
@@ -155,6 +161,7 @@ class LMResponse(Sequence[Completion]):
                 finish_reason=c.get("finish_reason"),
                 tool_calls=tuple(c["tool_calls"]) if c.get("tool_calls") is not None else None,
                 reasoning=c.get("reasoning"),
+                logprobs=tuple(c["logprobs"]) if c.get("logprobs") is not None else None,
             )
             for c in data["completions"]
         )
