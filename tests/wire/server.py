@@ -12,6 +12,7 @@ as a chat request (the script of `Reply` objects, then ``handler`` or ``default`
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import re
@@ -547,6 +548,15 @@ class OpenAIServer:
                     log.finished.set()
 
         return Handler
+
+
+def gzip_bomb(size: int) -> bytes:
+    """A gzip body that expands to ``size`` bytes of a JSON-looking prefix and spaces.
+
+    Sent as ``Reply(raw_body=..., headers={"Content-Encoding": "gzip"})``: about a
+    thousandth of ``size`` on the wire.
+    """
+    return gzip.compress(b'{"choices": [' + b" " * size + b"]}", compresslevel=9)
 
 
 def _contents(reply: Reply, body: dict[str, Any]) -> list[str | None]:

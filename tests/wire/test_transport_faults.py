@@ -8,14 +8,13 @@ bodies stay small.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Callable
 
 import pytest
 
 import structio as sio
 from structio.lm import _http
-from tests.wire.server import OpenAIServer, Reply
+from tests.wire.server import OpenAIServer, Reply, gzip_bomb
 
 MakeLM = Callable[..., sio.LM]
 HI = [{"role": "user", "content": "hi"}]
@@ -25,11 +24,6 @@ HI = [{"role": "user", "content": "hi"}]
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(_http, "MAX_RESPONSE_BYTES", 1024 * 1024)
     return 1024 * 1024
-
-
-def gzip_bomb(size: int) -> bytes:
-    """A gzip body that expands to ``size`` bytes of a JSON-looking prefix and spaces."""
-    return gzip.compress(b'{"choices": [' + b" " * size + b"]}", compresslevel=9)
 
 
 @pytest.mark.parametrize("stream", [False, True])

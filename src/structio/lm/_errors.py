@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from structio._util.secrets import redact, redact_data
 from structio.exceptions import (
@@ -34,6 +35,7 @@ __all__ = [
     "exception_chain",
     "redact_chain",
     "lm_error",
+    "redirect_detail",
     "request_url",
     "retry_after",
     "status_error_class",
@@ -190,6 +192,29 @@ def request_url(exc: BaseException) -> str | None:
         port = f":{url.port}" if url.port else ""
         return f"{url.scheme}://{url.host}{port}{url.path}"
     return None
+
+
+def redirect_detail(status: int, headers: Mapping[str, Any]) -> str:
+    """What a refused redirect says: its status and where it pointed (both transports).
+
+    Neither transport follows a redirect: a 307 or 308 sends the request's body, the
+    prompt, on to whatever host its ``Location`` names (the OpenAI SDK drops the key
+    there, never the body). The target is shown without user, password or query.
+    """
+    location = next((str(v) for k, v in headers.items() if str(k).lower() == "location"), "")
+    try:
+        parts = urlsplit(location.strip())
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a Location that is no URL at all: say so rather than fail
+        parts, port = urlsplit(""), ""
+    if parts.hostname:
+        target = f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+    else:
+        target = parts.path or "(no Location)"
+    return (
+        f"HTTP {status}: a redirect to {target}, not followed (a request goes only to its "
+        "api_base); set api_base to the address that answers"
+    )
 
 
 def check_api_base(base: Any, setting: str = "api_base") -> None:

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Generator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import (
@@ -32,6 +32,7 @@ from structio.lm._errors import (
     check_api_base,
     context_exceeded_text,
     lm_error,
+    redirect_detail,
     request_url,
     retry_after,
     status_error_class,
@@ -337,7 +338,12 @@ def _limits() -> httpx.Limits:
     return httpx.Limits(max_connections=None, max_keepalive_connections=256)
 
 
-def _client(key: tuple[Any, ...]) -> httpx.Client:
+def _client(key: tuple[Any, ...], make: Callable[[], httpx.Client] | None = None) -> httpx.Client:
+    """The pooled client of ``key``: ``(proxy, verify)``, or another key with its ``make``.
+
+    The litellm transport keeps its own clients here too (`structio.lm._litellm_guard`),
+    under keys of another shape, so that every pooled client is opened and closed alike.
+    """
     client = _CLIENTS.get(key)
     if client is None:
         with _LOCK:
@@ -347,8 +353,11 @@ def _client(key: tuple[Any, ...]) -> httpx.Client:
 
                 import httpx
 
-                proxy, verify = key
-                client = httpx.Client(limits=_limits(), proxy=proxy, verify=verify)
+                if make is None:
+                    proxy, verify = key
+                    client = httpx.Client(limits=_limits(), proxy=proxy, verify=verify)
+                else:
+                    client = make()
                 if not _CLIENTS:
                     atexit.register(_close_clients)
                 _CLIENTS[key] = client
@@ -362,7 +371,10 @@ def _close_clients() -> None:
         _CLIENTS.clear()
 
 
-async def _async_client(key: tuple[Any, ...]) -> httpx.AsyncClient:
+async def _async_client(
+    key: tuple[Any, ...], make: Callable[[], httpx.AsyncClient] | None = None
+) -> httpx.AsyncClient:
+    """Async form of `_client`: one client per key and event loop, closed with the loop."""
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -373,8 +385,11 @@ async def _async_client(key: tuple[Any, ...]) -> httpx.AsyncClient:
     if entry is None:
         import httpx
 
-        proxy, verify = key
-        client = httpx.AsyncClient(limits=_limits(), proxy=proxy, verify=verify)
+        if make is None:
+            proxy, verify = key
+            client = httpx.AsyncClient(limits=_limits(), proxy=proxy, verify=verify)
+        else:
+            client = make()
         # asyncio.run() closes every async generator still open before it closes the loop:
         # this one closes the client then, so no connection outlives its loop unclosed.
         keeper = _close_with_loop(client, loop, key)
@@ -651,6 +666,8 @@ def translate_error(
     if isinstance(exc, HTTPStatusError):
         detail, code = body_detail(exc.text, exc.status)
         status = exc.status
+        if status is not None and 300 <= status < 400:  # redirects are never followed
+            detail = redirect_detail(status, exc.headers)
         cls: type[LMError] = status_error_class(status) if status else ServerError
         if status in (400, 413, 422) and (
             code == "context_length_exceeded" or context_exceeded_text(detail)

@@ -163,9 +163,16 @@ def _mcp_error(args: Mapping[str, Any], missing: ModuleNotFoundError) -> Configu
 
 
 def _completion(args: dict[str, Any]) -> Any:
-    """``litellm.completion(**args)``; a missing ``mcp`` package or provider said plainly."""
+    """``litellm.completion(**args)``; a missing ``mcp`` package or provider said plainly.
+
+    An OpenAI model's request goes over structio's guarded client (`_litellm_guard`).
+    """
+    from structio.lm import _litellm_guard
+
+    litellm = get_litellm()
+    guarded = _litellm_guard.client_args(litellm, _resolvers(), args)
     try:
-        return get_litellm().completion(**args)
+        return litellm.completion(**args, **guarded)
     except Exception as exc:
         setup = _setup_error(args, exc)
         if setup is not None:
@@ -175,13 +182,30 @@ def _completion(args: dict[str, Any]) -> Any:
 
 async def _acompletion(args: dict[str, Any]) -> Any:
     """Async form of `_completion`."""
+    from structio.lm import _litellm_guard
+
+    litellm = get_litellm()
+    guarded = await _litellm_guard.aclient_args(litellm, _resolvers(), args)
     try:
-        return await get_litellm().acompletion(**args)
+        return await litellm.acompletion(**args, **guarded)
     except Exception as exc:
         setup = _setup_error(args, exc)
         if setup is not None:
             raise setup from exc
         raise
+
+
+@functools.lru_cache(maxsize=1)
+def _resolvers() -> Any:
+    """How litellm resolves an OpenAI request, for `_litellm_guard` (None: not found)."""
+    from structio.lm._litellm_guard import Resolvers
+
+    try:
+        from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
+        from litellm.llms.openai.common_utils import get_openai_credentials
+    except ImportError:  # moved in a later litellm: its own client is used, unguarded
+        return None
+    return Resolvers(get_openai_credentials, get_ssl_configuration)
 
 
 def _setup_error(args: Mapping[str, Any], exc: BaseException) -> ConfigurationError | None:
@@ -452,7 +476,10 @@ def stream(
     Closing the generator closes the provider's response. ``attempt`` is the LM's count,
     unused.
     """
+    from structio.lm._litellm_guard import keep_repeats
+
     raw = _completion(_stream_args(model, messages, params, client, timeout))
+    keep_repeats(raw)
     assembler = StreamAssembler(model, provider_of(model))
     try:
         for chunk in raw:
@@ -477,7 +504,10 @@ async def astream(
     attempt: int = 1,
 ) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
+    from structio.lm._litellm_guard import keep_repeats
+
     raw = await _acompletion(_stream_args(model, messages, params, client, timeout))
+    keep_repeats(raw)
     assembler = StreamAssembler(model, provider_of(model))
     try:
         async for chunk in raw:
@@ -525,14 +555,13 @@ def _cut_short(exc: BaseException) -> bool:
     `_EOF_TEXT` of the httpx ``RemoteProtocolError`` it made); earlier releases ended the
     stream with a ``stop`` of their own (see `_ended`). A connection closed mid-chunk is the
     same: the stream is over, and the assembler says what was missing, in the words the
-    direct transport uses. A timeout or any other failure is raised as it is.
+    direct transport uses. A timeout, a refusal of the guard (a stream past the size bound)
+    or any other failure is raised as it is.
     """
-    seen = exception_chain(exc)
-    for cause in list(seen):
-        original = getattr(cause, "original_exception", None)
-        if isinstance(original, BaseException):
-            seen.extend(exception_chain(original))
-    return any(
+    from structio.lm._litellm_guard import causes, refusal
+
+    seen = causes(exc)
+    return refusal(exc) is None and any(
         (
             type(cause).__name__ == "RemoteProtocolError"
             and type(cause).__module__.startswith(("httpx", "httpcore"))
@@ -636,11 +665,16 @@ def translate_error(
     ``from exc``: that cause is litellm's own exception, which holds the provider's raw
     text as it came.
     """
+    from structio.lm._litellm_guard import refused_error
+
     litellm = get_litellm()
     module = type(exc).__module__
     if not module.startswith(("litellm", "openai", "httpx", "httpcore", "anthropic", "aiohttp")):
         return None
     provider = getattr(exc, "llm_provider", None) or provider_of(model)
+    refused = refused_error(exc, model, provider, attempts, secrets)
+    if refused is not None:  # a redirect, or a response past the bound
+        return refused
     url: str | None = None
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
