@@ -396,8 +396,14 @@ class Predict:
         )
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the prompt to one readable JSON file, atomically (see `to_dict`)."""
-        write_json(pathlib.Path(path), self.to_dict())
+        """Write the prompt to one readable JSON file, atomically (see `to_dict`).
+
+        Raises:
+            SignatureError: Something in it cannot be saved (a type with no text form...).
+            SaveError: The file cannot be written (a NUL in the path, no permission, a full
+                disk...); a file already there is left as it was.
+        """
+        write_json(pathlib.Path(path), self.to_dict(), what="the prompt")
 
     load = _ClassOrInstanceLoad()
 
@@ -699,6 +705,7 @@ class Predict:
             ConfigurationError: The model has no batch API structio can reach, a row is not
                 a dict, or ``state`` belongs to another model or signature.
             LMError: The provider refused the upload or the batch.
+            SaveError: ``state`` cannot be written (see `structio.batch.submit`).
         """
         from structio.batch import BatchCall, BatchLimits, submit
 
