@@ -418,7 +418,8 @@ def run_file(
                 summary.stopped_by = type(result).__name__
             return
         streak.reset()
-        handle.write(maker.record(line, inputs, result.to_dict()))
+        # Through the class: an output may be named to_dict (see Prediction).
+        handle.write(maker.record(line, inputs, Prediction.to_dict(result)))
         summary.done += 1
         bar.advance()
 
@@ -685,7 +686,8 @@ def run_batch(
                     summary.failed.append((line, f"{type(outcome).__name__}: {outcome}"))
                     return
                 prediction = Prediction.from_result(outcome)
-                handle.write(maker.record(line, inputs, prediction.to_dict()))  # at once
+                # Written at once (a stop later keeps it); through the class, as run_file.
+                handle.write(maker.record(line, inputs, Prediction.to_dict(prediction)))
                 summary.done += 1
 
             job = submit(
