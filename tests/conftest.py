@@ -55,7 +55,15 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     monkeypatch.setenv("STRUCTIO_CACHE_DIR", str(cache_dir))
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
         monkeypatch.delenv(name, raising=False)
+    # litellm points TIKTOKEN_CACHE_DIR at its own tokenizer files, for the rest of the
+    # process, when a call first imports its token counter (a streamed call does): put it
+    # back, or what a later test's tokenizer (or subprocess) finds depends on the order.
+    tiktoken_cache = os.environ.get("TIKTOKEN_CACHE_DIR")
     yield cache_dir
+    if tiktoken_cache is None:
+        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+    else:
+        os.environ["TIKTOKEN_CACHE_DIR"] = tiktoken_cache
     import structio
     from structio.lm import cache
 

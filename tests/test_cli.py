@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -353,6 +354,32 @@ def test_an_os_error_names_the_path_and_exits_2(
     assert err == (
         f"structio: error: {target!r}: Permission denied; check the path, its folder and "
         "the permissions\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "code"), [(errno.ENOSPC, 1), (errno.EFBIG, 1), (errno.EISDIR, 2), (None, 2)]
+)
+def test_a_save_error_is_one_line_exit_1_for_a_full_disk_else_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    number: int | None,
+    code: int,
+) -> None:
+    # A path that cannot be written is the command's usage; a full disk is not.
+    target = str(tmp_path / "out.jsonl")
+
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        raise sio.SaveError(
+            f"cannot write the finetune file {target!r}: why", path=target, errno=number
+        )
+
+    monkeypatch.setattr(finetune, "write_jsonl", refuse)
+    assert run(capsys, "finetune", TRIAGE, str(TICKETS), "-o", target) == (
+        code,
+        "",
+        f"structio: error: cannot write the finetune file {target!r}: why\n",
     )
 
 

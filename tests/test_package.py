@@ -104,7 +104,8 @@ def test_all_is_complete() -> None:
 
 
 def test_all_stays_small_and_moved_names_still_import() -> None:
-    assert len(structio.__all__) <= 72  # 58 before the last turn, 99 at its end
+    # 58 before the last turn, 99 at its end; 73 with SaveError (every error class is here).
+    assert len(structio.__all__) <= 73
     for name, (module, attribute) in structio._MOVED.items():
         assert name not in structio.__all__
         home = __import__(module, fromlist=[attribute])

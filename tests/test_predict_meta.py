@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import json
 import pickle
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +14,8 @@ import pytest
 import structio as sio
 from tests.wire.server import OpenAIServer, Reply
 
-# Every name a prediction used for call metadata, and the Mapping methods.
+# Every name a prediction used for call metadata, and the Mapping methods (but `keys`, which
+# no output may have: see test_an_output_named_keys_is_refused_where_it_is_declared).
 COLLIDING = [
     "route",
     "path",
@@ -24,7 +28,6 @@ COLLIDING = [
     "max_tokens_reached",
     "lm_reasoning",
     "items",
-    "keys",
     "values",
     "get",
     "to_dict",
@@ -212,3 +215,113 @@ def test_reasoning_is_the_output_else_the_models_own() -> None:
     both = sio.Completion(chat(reasoning="my steps", answer=4), reasoning="I added.")
     named = sio.Predict("q -> reasoning, answer: int", lm=sio.FakeLM([both]))(q="x")
     assert (named.reasoning, named.lm_reasoning) == ("my steps", "I added.")
+
+
+# -- the mapping protocol, whatever the outputs are named ------------------------------------------
+
+# What CPython, the standard library and structio call on a mapping, and DSPy's names.
+MAPPING_NAMES = ["items", "values", "get", "to_dict", "toDict", "model_dump", "copy", "update"]
+
+
+@pytest.mark.parametrize("name", [*MAPPING_NAMES, "count", "index"])
+def test_dict_star_star_and_copies_work_whatever_the_outputs_are_named(name: str) -> None:
+    lm = sio.FakeLM([[{name: ["a", "b"], "other": 1}, {name: ["c"], "other": 2}]])
+    pred = sio.Predict(f"text -> {name}: list[str], other: int", lm=lm, n=2)(text="t")
+    outputs = {name: ["a", "b"], "other": 1}
+    assert getattr(pred, name) == ["a", "b"]  # the output, not the method
+    assert dict(pred) == {**pred} == outputs
+    assert (lambda **given: given)(**pred) == outputs
+    merged: dict[str, Any] = {"before": 0}
+    merged.update(pred)
+    assert merged == {"before": 0, **outputs}
+    # The methods, from the class.
+    assert list(sio.Prediction.items(pred)) == list(outputs.items())
+    assert list(sio.Prediction.values(pred)) == [["a", "b"], 1]
+    assert sio.Prediction.get(pred, name) == ["a", "b"]
+    assert sio.Prediction.get(pred, "missing", "default") == "default"
+    assert sio.Prediction.to_dict(pred) == sio.Prediction.toDict(pred) == outputs
+    assert json.loads(json.dumps(dict(pred))) == outputs
+    for again in (pickle.loads(pickle.dumps(pred)), copy.copy(pred), copy.deepcopy(pred)):  # noqa: S301
+        assert again == pred
+        assert getattr(again, name) == ["a", "b"]
+    # structio's own uses of a mapping: an Example, a demo, a nested value, the choices.
+    assert sio.Example(pred).toDict() == outputs
+    plain = sio.Example(row=pred).toDict()["row"]
+    assert type(plain) is dict  # not the prediction itself
+    assert plain == outputs
+    demo = sio.Predict(f"text -> {name}: list[str], other: int", demos=[pred]).demos[0]
+    assert demo == outputs
+    assert [dict(choice) for choice in pred.completions] == [outputs, {name: ["c"], "other": 2}]
+    assert getattr(pred.completions, name) == [["a", "b"], ["c"]]
+    checked = sio.Predict("given: dict -> answer", lm=sio.FakeLM([{"answer": "ok"}]))
+    assert checked(given=pred).answer == "ok"  # checked as a dict without pred.items()
+
+
+@pytest.mark.parametrize("name", MAPPING_NAMES)
+def test_a_run_writes_outputs_named_like_methods(name: str, tmp_path: Path) -> None:
+    from structio.run import run_file
+
+    lm = sio.FakeLM(lambda messages: {name: ["x"]})
+    out = tmp_path / "out.jsonl"
+    summary = run_file(
+        sio.Predict(f"text -> {name}: list[str]", lm=lm), [{"text": "t"}], out, progress=False
+    )
+    assert (summary.done, summary.failed) == (1, [])
+    assert json.loads(out.read_text(encoding="utf-8"))["outputs"] == {name: ["x"]}
+
+
+def test_the_models_reasoning_is_not_an_output_named_lm_reasoning() -> None:
+    scripted = sio.Completion(chat(lm_reasoning="an output"), reasoning="I thought.")
+    pred = sio.Predict("q -> lm_reasoning", lm=sio.FakeLM([scripted]))(q="x")
+    assert pred.lm_reasoning == "an output"
+    assert pred.reasoning == "I thought."  # no output named reasoning: the model's own
+
+
+@pytest.mark.parametrize(
+    "declare",
+    [
+        lambda: sio.Predict("text -> keys: list[str]"),
+        lambda: sio.Predict("text -> answer, keys"),
+        lambda: sio.ChainOfThought("text -> keys: list[str]"),
+        lambda: sio.Predict(sio.Signature("text -> answer").append("keys", sio.OutputField())),
+        lambda: sio.Prediction(keys=["a"]),
+        lambda: sio.Prediction({"keys": ["a"]}),
+    ],
+)
+def test_an_output_named_keys_is_refused_where_it_is_declared(
+    declare: Callable[[], object],
+) -> None:
+    with pytest.raises(sio.SignatureError) as info:
+        declare()
+    message = str(info.value)
+    assert "an output named 'keys', which a Prediction cannot hold" in message
+    assert "dict(pred) and {**pred} call pred.keys()" in message  # why
+    assert "Rename it (e.g. key_list or keys_found" in message  # what to do
+
+
+def test_keys_is_refused_before_any_request_and_only_as_an_output(tmp_path: Path) -> None:
+    lm = sio.FakeLM([{"answer": "a"}])
+    with pytest.raises(sio.SignatureError, match="QA, the signature of this Predict,"):
+        sio.Predict(sio.Signature("text -> keys", name="QA"), lm=lm)
+    assert len(lm.calls) == 0
+    # A signature may still declare it (adapters and finetune files return plain dicts).
+    assert sio.ChatAdapter().parse("text -> keys", "[[ ## keys ## ]]\nk") == {"keys": "k"}
+    # An input named keys is no output: the prediction holds outputs only.
+    pred = sio.Predict("keys: list[str] -> answer", lm=lm)(keys=["k"])
+    assert dict(pred) == {"answer": "a"}
+    # A saved prompt with such an output is refused as it loads.
+    saved = tmp_path / "qa.json"
+    data = sio.Predict("text -> answer").to_dict()
+    data["signature"]["fields"][1]["name"] = "keys"
+    saved.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(sio.SignatureError, match="an output named 'keys'"):
+        sio.Predict.load(saved)
+
+
+def test_an_example_keeps_its_methods_whatever_its_values_are_named() -> None:
+    # An Example reads a value as an attribute only when no method has that name (as DSPy).
+    ex = sio.Example(keys=["k"], items=["i"], values=["v"], get="g").with_inputs("keys")
+    assert dict(ex) == {**ex} == {"keys": ["k"], "items": ["i"], "values": ["v"], "get": "g"}
+    assert (ex["keys"], ex["items"], ex.get("get")) == (["k"], ["i"], "g")
+    assert ex.inputs().toDict() == {"keys": ["k"]}
+    assert ex.labels().keys() == ["items", "values", "get"]

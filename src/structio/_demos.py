@@ -45,7 +45,9 @@ def typed_values(
     """
     fields = signature.fields
     values: dict[str, Any] = {}
-    for key, value in example.items():
+    # Keys, then each value: a demo may be a Prediction, whose outputs hide `items`.
+    for key in example:
+        value = example[key]
         field = fields.get(key)
         if field is None:
             raise InvalidFieldError(str(key), unknown_fields_message(signature, [key], "field"))

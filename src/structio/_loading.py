@@ -58,7 +58,10 @@ def _module(name: str) -> Any:
 
 
 def _module_from_file(location: str) -> Any:
-    path = Path(location).resolve()
+    try:
+        path = Path(location).resolve()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        raise SignatureError(f"cannot read {location!r}: {exc}; give another path") from exc
     if not path.is_file():
         raise SignatureError(f"no such file: {location!r}")
     # The file's folder goes on the path, so that its own imports (and the classes it

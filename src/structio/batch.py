@@ -27,10 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Generic, TextIO, TypeVar, Union
 
-from structio._util.files import atomic_write
+from structio._util.files import atomic_write, save_error
 from structio.adapters.base import Adapter
 from structio.call import CallOptions, CallResult, PreparedCall, prepare, read_response
-from structio.exceptions import BadRequestError, ConfigurationError, LMError, ServerError
+from structio.exceptions import (
+    BadRequestError,
+    ConfigurationError,
+    LMError,
+    SaveError,
+    ServerError,
+)
 from structio.lm.base import BaseLM
 from structio.lm.batches import (
     OPENAI_LIMITS,
@@ -236,12 +242,25 @@ class _State:
         def write(handle: IO[str]) -> None:
             json.dump(data, handle, ensure_ascii=False)
 
-        atomic_write(self.path, write)
+        atomic_write(self.path, write, what="the batch state file")
 
     def finish(self) -> None:
-        """Forget the state once every batch has been read: nothing is left to pick up."""
+        """Forget the state once every batch has been read: nothing is left to pick up.
+
+        Raises:
+            SaveError: The file cannot be removed.
+        """
         if self.path is not None and all(entry.collected for entry in self.entries):
-            self.path.unlink(missing_ok=True)
+            try:
+                self.path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise save_error(
+                    self.path,
+                    "the batch state file",
+                    exc,
+                    doing="remove",
+                    kept="every batch in it has been read: delete it yourself",
+                ) from exc
 
 
 class BatchJob(Generic[R]):
@@ -521,7 +540,18 @@ class BatchJob(Generic[R]):
         entry.batch_id = info.id
         entry.status = info.status
         self._infos[info.id] = info
-        self._state.save()
+        try:
+            self._state.save()
+        except SaveError as exc:
+            # The batch runs (and bills) at the provider, but no later run can find it.
+            raise SaveError(
+                f"{exc}; batch {info.id} was created and runs at the provider, but is not "
+                "recorded: cancel it on the provider's site, or note its id, before running "
+                "again (a new run would submit its rows again)",
+                path=exc.path,
+                errno=exc.errno,
+                strerror=exc.strerror,
+            ) from exc.__cause__
         self._say(f"batch {info.id} created: {len(entry.lines):,} requests (file {entry.file_id})")
 
     # -- reading ------------------------------------------------------------------------
@@ -684,6 +714,9 @@ def submit(
             unreadable or of another model or signature.
         LMError: The provider refused an upload or a create (the rows not yet submitted
             can be submitted again: the state file lists what was).
+        SaveError: ``state`` cannot be written: after the first upload, before any batch
+            is created (no request is billed), or after a create (the message names the
+            batch that is not recorded).
     """
     chosen = limits or OPENAI_LIMITS
     if chosen.max_requests < 1 or chosen.max_bytes < 1:

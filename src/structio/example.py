@@ -8,7 +8,7 @@ called with an example sends only its inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from structio.exceptions import FormatError
@@ -229,14 +229,28 @@ def to_plain(value: Any) -> Any:
     """A value as plain data, as DSPy's ``toDict`` makes it: examples and models as dicts."""
     if isinstance(value, Example):
         return value.toDict()
-    to_dict = getattr(value, "toDict", None)
-    if callable(to_dict):
+    to_dict = _class_method(value, "toDict")
+    if to_dict is not None:
         return to_dict()
-    dump = getattr(value, "model_dump", None)  # a pydantic model, without importing pydantic
-    if callable(dump) and not isinstance(value, type):
+    dump = _class_method(value, "model_dump")  # a pydantic model, without importing pydantic
+    if dump is not None:
         return dump()
     if isinstance(value, list):
         return [to_plain(item) for item in value]
     if isinstance(value, dict):
         return {key: to_plain(item) for key, item in value.items()}
     return value
+
+
+def _class_method(value: Any, name: str) -> Callable[[], Any] | None:
+    """``value``'s method ``name`` as its class defines it, bound; ``None`` if none does.
+
+    Never an attribute of the instance: a prediction reads its outputs as attributes, and
+    an output named ``toDict`` or ``model_dump`` is no method.
+    """
+    for klass in type(value).__mro__:
+        if name in vars(klass):
+            found = vars(klass)[name]
+            bound = found.__get__(value, type(value)) if hasattr(found, "__get__") else found
+            return bound if callable(bound) else None
+    return None

@@ -20,6 +20,7 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     ├── Retry                       (ValueError)  raised by an output validator: ask again
     ├── DataError                   (ValueError)  examples or a finetune file have problems
     ├── BatchError                                some items of a batch failed (all results kept)
+    ├── SaveError                   (OSError)     a file structio writes for you cannot be written
     └── LMError                                   the model provider failed the request
         ├── AuthenticationError     (PermissionError) missing or rejected API key
         ├── RateLimitError                         429: retried, then raised
@@ -50,6 +51,7 @@ __all__ = [
     "ParseError",
     "RateLimitError",
     "Retry",
+    "SaveError",
     "ServerError",
     "SignatureError",
     "StructioError",
@@ -336,6 +338,55 @@ class BatchError(StructioError):
         )
 
 
+class SaveError(StructioError, OSError):
+    """Raised when a file structio writes for you cannot be written.
+
+    Raised by `Predict.save` and `structio.save_prompt` (the prompt file),
+    `structio.finetune.write_jsonl` (the finetune file), `structio.run.run_file` and
+    `run_batch` (the output, its errors file and its batch state file) and
+    `Predict.submit_batch` (its state file), whatever the cause: a path no file can have (a
+    NUL character in it), a file in the way of a folder, a folder where the file should be,
+    no permission, a read-only file system, a full disk, a quota or a file size limit. The
+    message says what was wrong, names the file (as ``repr`` shows it, so that a NUL or
+    another unprintable character is seen) and what to do; the `OSError` (or the
+    `ValueError` Python raises for a path it refuses) is the ``__cause__``.
+
+    Nothing half-written is left: a file written whole (a prompt, a finetune file, a state
+    file) is as it was before, its temporary file removed, and a run's output gets no part
+    of a row (the rows written before stay, and a rerun does the rest).
+
+    An `OSError` too, so ``except OSError`` code keeps working: ``errno`` and ``strerror``
+    are the cause's (``errno.ENOSPC`` for a full disk; ``None`` for a path Python refuses),
+    and ``filename`` is the file. Reading is not this error: a saved prompt, template or
+    data file that is missing or cannot be read is a `ConfigurationError` (a
+    `TemplateError`, a `SignatureError` for a signature's file), as before.
+
+    Attributes:
+        path: The file that could not be written, as given.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        errno: int | None = None,
+        strerror: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.errno = errno
+        self.strerror = strerror
+        self.filename = path
+
+    def __str__(self) -> str:
+        # OSError's own __str__ would print "[Errno n] strerror: filename" instead.
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_save_error, (str(self), self.path, self.errno, self.strerror))
+
+
 class LMError(StructioError):
     """Raised when the model provider fails a request (after structio's retries, if any).
 
@@ -401,3 +452,9 @@ class ContextWindowExceededError(BadRequestError):
 
 def _rebuild_tool_call_error(message: str, tool: str, args: dict[str, Any]) -> ToolCallError:
     return ToolCallError(message, tool=tool, args=args)
+
+
+def _rebuild_save_error(
+    message: str, path: str, errno: int | None, strerror: str | None
+) -> SaveError:
+    return SaveError(message, path=path, errno=errno, strerror=strerror)

@@ -197,7 +197,8 @@ def read_examples(
     comes as ``(line, Problem)`` instead.
 
     Raises:
-        ConfigurationError: The file does not exist or is not ``.jsonl`` / ``.csv``.
+        ConfigurationError: The file does not exist, cannot be opened or is not ``.jsonl``
+            / ``.csv``.
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -209,7 +210,7 @@ def read_examples(
             )
         if not path.is_file():
             raise ConfigurationError(f"no such file: {str(path)!r}")
-        with path.open(encoding="utf-8", newline="") as handle:
+        with _opened(path) as handle:
             rows = _jsonl_rows(handle) if kind == "jsonl" else _csv_rows(handle)
             for line, row in rows:
                 yield line, _typed(signature, line, row, from_text=kind == "csv")
@@ -223,6 +224,20 @@ def read_examples(
             yield number, Problem(number, problem, unit="example")
             continue
         yield number, _typed(signature, number, row, unit="example")
+
+
+def _opened(path: Path, newline: str | None = "") -> IO[str]:
+    """``path`` open for reading as text (by default its newlines as written, for CSV).
+
+    Raises:
+        ConfigurationError: The file cannot be opened (no permission...).
+    """
+    try:
+        return path.open(encoding="utf-8", newline=newline)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot read {str(path)!r}: {exc.strerror or exc}; check the file and its permissions"
+        ) from exc
 
 
 def _jsonl_rows(handle: IO[str]) -> Iterator[tuple[int, Mapping[str, Any] | Problem]]:
@@ -340,6 +355,8 @@ def write_jsonl(
         DataError: Some rows have problems and ``skip_invalid`` is off (nothing written),
             or there are no examples at all.
         ConfigurationError: The examples file is missing or of an unknown kind.
+        SaveError: ``path`` cannot be written (a NUL in it, no permission, a full disk...);
+            a file already there is left as it was.
     """
     sig = as_signature(signature)
     target = Path(path)
@@ -373,7 +390,7 @@ def write_jsonl(
     try:
         # Nothing reaches `target` unless every row was read: a problem or Ctrl-C leaves the
         # old file as it was.
-        atomic_write(target, write)
+        atomic_write(target, write, what="the finetune file")
     finally:
         bar.close()
         rows.close()
@@ -491,7 +508,7 @@ def validate(
     ``"structio"``): no limit is checked.
 
     Raises:
-        ConfigurationError: The file does not exist.
+        ConfigurationError: The file does not exist or cannot be opened.
         DataError: The file holds no rows (it is empty, or only blank lines).
     """
     file = Path(path)
@@ -506,7 +523,7 @@ def validate(
     shape = _Shape(sig, chosen) if sig is not None else None
     bar = Progress.over(file, label="validate", enabled=progress)
     try:
-        with file.open(encoding="utf-8") as handle:
+        with _opened(file, newline=None) as handle:
             for item in read_jsonl(handle):
                 summary.rows += 1
                 problem = _check_line(item, shape, tokenizer, summary, seen)

@@ -33,9 +33,14 @@ from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._util.data import jsonable
-from structio._util.files import read_jsonl
+from structio._util.files import Appender, atomic_write, read_jsonl, save_error
 from structio._util.progress import Progress
-from structio.exceptions import ConfigurationError, ContextWindowExceededError, ParseError
+from structio.exceptions import (
+    ConfigurationError,
+    ContextWindowExceededError,
+    ParseError,
+    SaveError,
+)
 from structio.finetune import Problem, read_examples
 from structio.predict import Predict, Prediction
 from structio.settings import current_settings, resolve_adapter
@@ -97,6 +102,7 @@ def done_lines(output: str | os.PathLike[str]) -> set[int]:
 
     Raises:
         ConfigurationError: A line of ``output`` is not a row `run_file` writes.
+        SaveError: ``output`` cannot be read (a folder, no permission...).
     """
     return set(_Done.read(Path(output)).rows)
 
@@ -219,7 +225,20 @@ class _Done:
         Raises:
             ConfigurationError: A line is not a row of this format, or (with ``maker``) its
                 outputs, inputs, model or adapter are not this run's.
+            SaveError: ``output`` cannot be read or its cut-off last line removed (a
+                folder, no permission...).
         """
+        try:
+            return cls._read(output, maker)
+        except OSError as exc:
+            if isinstance(exc, SaveError):
+                raise
+            raise save_error(
+                output, "the output", exc, doing="read", kept="nothing was changed"
+            ) from exc
+
+    @classmethod
+    def _read(cls, output: Path, maker: _Maker | None) -> _Done:
         rows: dict[int, int] = {}
         inputs = maker.signature.input_fields if maker is not None else {}
         if not output.exists():
@@ -369,9 +388,11 @@ def run_file(
             (another file, another signature, model or adapter, a data row changed since it
             was predicted). Checked before any call, except a changed row of ``data`` given
             as an iterator (read once), which is found when the run reaches it.
+        SaveError: ``output`` or its errors file cannot be written: a path that cannot be
+            (checked before any call), or a full disk during the run. Every row written
+            before is kept whole, none in part; a rerun does the rest.
     """
     out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     summary = RunSummary(out)
     maker = _Maker.of(predict)
     done = _Done.read(out, maker)
@@ -387,7 +408,7 @@ def run_file(
     workers = _Workers(predict, concurrency)
     in_flight: dict[int, dict[str, Any]] = {}
 
-    def finish(line: int, result: Prediction | BaseException, handle: IO[str]) -> None:
+    def finish(line: int, result: Prediction | BaseException, handle: Appender) -> None:
         inputs = in_flight.pop(line)
         if isinstance(result, BaseException):
             summary.failed.append((line, f"{type(result).__name__}: {result}"))
@@ -397,12 +418,12 @@ def run_file(
                 summary.stopped_by = type(result).__name__
             return
         streak.reset()
-        handle.write(maker.record(line, inputs, result.to_dict()))
-        handle.flush()
+        # Through the class: an output may be named to_dict (see Prediction).
+        handle.write(maker.record(line, inputs, Prediction.to_dict(result)))
         summary.done += 1
         bar.advance()
 
-    def collect(handle: IO[str], *, until: int) -> None:
+    def collect(handle: Appender, *, until: int) -> None:
         """Write finished rows until at most ``until`` are in flight (or the run stops)."""
         while len(in_flight) > until:
             if stop.count > 1:
@@ -422,8 +443,9 @@ def run_file(
             if item is not None:
                 finish(*item, handle)
 
+    ended = False
     try:
-        with stop.installed(), out.open("a", encoding="utf-8") as handle:
+        with stop.installed(), Appender(out, what="the output", kept=_ROW_LOST) as handle:
             for line, values in read_examples(data, predict.signature):
                 if stop.count or summary.stopped:
                     break
@@ -444,10 +466,11 @@ def run_file(
             if summary.stopped and not stop.count:
                 workers.drop_queued(in_flight)
             collect(handle, until=0)
+        ended = True
     finally:
         workers.close()
         bar.close()
-        _write_errors(out, summary.failed)
+        _write_errors(out, summary.failed, quiet=not ended)
     summary.interrupted = stop.count > 0
     return summary
 
@@ -627,11 +650,12 @@ def run_batch(
             belongs to another model or signature, or ``output`` is not this run's to
             continue (as in `run_file`; all checked before any request).
         LMError: The provider refused an upload or a batch.
+        SaveError: ``output``, its errors file or the state file cannot be written (as in
+            `run_file`; see `structio.batch.submit` for the state file).
     """
     from structio.batch import BatchCall, BatchLimits, state_path, submit
 
     out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     summary = RunSummary(out)
     maker = _Maker.of(predict)
     done = _Done.read(out, maker)
@@ -653,16 +677,17 @@ def run_batch(
         params,
         predict.options,
     )
+    ended = False
     try:
-        with out.open("a", encoding="utf-8") as handle:
+        with Appender(out, what="the output", kept=_ROW_LOST) as handle:
 
             def write(line: int, inputs: Mapping[str, Any], outcome: Outcome) -> None:
                 if isinstance(outcome, BaseException):
                     summary.failed.append((line, f"{type(outcome).__name__}: {outcome}"))
                     return
                 prediction = Prediction.from_result(outcome)
-                handle.write(maker.record(line, inputs, prediction.to_dict()))
-                handle.flush()  # written at once: a stop later keeps it
+                # Written at once (a stop later keeps it); through the class, as run_file.
+                handle.write(maker.record(line, inputs, Prediction.to_dict(prediction)))
                 summary.done += 1
 
             job = submit(
@@ -686,16 +711,44 @@ def run_batch(
                     )
                 raise
             summary.cost_line = job.report()
+        ended = True
     finally:
-        _write_errors(out, summary.failed)
+        _write_errors(out, summary.failed, quiet=not ended)
     return summary
 
 
-def _write_errors(out: Path, failed: list[tuple[int, str]]) -> None:
+# What a row that could not be written leaves (a `SaveError`'s last words).
+_ROW_LOST = "this row was not written; the rows before it are kept, and a rerun does the rest"
+
+
+def _write_errors(out: Path, failed: list[tuple[int, str]], *, quiet: bool = False) -> None:
+    """Write the failed rows to the errors file (atomically), or remove it when none failed.
+
+    Args:
+        out: The run's output.
+        failed: ``(line, error)`` of each failed row.
+        quiet: Let a file that cannot be written go: the run is ending with an error of its
+            own, which says more (a full disk fails this file as it failed the output).
+
+    Raises:
+        SaveError: The errors file cannot be written or removed (unless ``quiet``).
+    """
     path = errors_path(out)
-    if not failed:
-        path.unlink(missing_ok=True)
-        return
-    with path.open("w", encoding="utf-8") as handle:
+
+    def write(handle: IO[str]) -> None:
         for line, error in sorted(failed):
             handle.write(json.dumps({"line": line, "error": error}, ensure_ascii=False) + "\n")
+
+    try:
+        if failed:
+            atomic_write(path, write, what="the errors file")
+            return
+        try:
+            path.unlink(missing_ok=True)
+        except (OSError, ValueError) as exc:
+            raise save_error(
+                path, "the errors file", exc, doing="remove", kept="it is as it was"
+            ) from exc
+    except SaveError:
+        if not quiet:
+            raise

@@ -129,7 +129,7 @@ def _move(source: Path, target: Path) -> bool:
         def write(handle: IO[str]) -> None:
             handle.write(text)
 
-        atomic_write(target, write)
+        atomic_write(target, write, what="the saved prompt")
     source.unlink()
     return True
 
@@ -140,6 +140,8 @@ def save_prompt(predict: Predict) -> Path:
     Raises:
         ConfigurationError: The Predict has no name.
         SignatureError: Something in it cannot be saved (a type with no text form...).
+        SaveError: The file cannot be written (no permission, a full disk...); a prompt
+            already saved under the name is left as it was.
     """
     if predict.name is None:
         raise ConfigurationError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -13,7 +14,7 @@ import pytest
 import structio as sio
 from structio import finetune
 from structio._util import files
-from structio._util.files import JSONLine, atomic_write, read_jsonl
+from structio._util.files import Appender, JSONLine, atomic_write, read_jsonl
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
@@ -171,3 +172,63 @@ def test_the_data_is_synced_before_the_rename_and_the_folder_after(
     _write(path, "data\n")
     # The file with all its data, then the rename, then the folder's entry.
     assert events == [("fsync", "5"), ("replace", "out.jsonl"), ("fsync", "folder")]
+
+
+def test_an_error_of_the_callback_itself_passes_unchanged(tmp_path: Path) -> None:
+    # Reading another file fails inside ``write``: that is not the target failing.
+    path = tmp_path / "out.txt"
+    path.write_text("old\n", encoding="utf-8")
+
+    def reads_a_missing_file(handle: IO[str]) -> None:
+        handle.write("partial")
+        (tmp_path / "missing.csv").read_text(encoding="utf-8")
+
+    with pytest.raises(FileNotFoundError) as info:
+        atomic_write(path, reads_a_missing_file)
+    assert not isinstance(info.value, sio.SaveError)
+    assert path.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_a_failure_after_the_callback_is_a_save_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fails(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(files.os, "fsync", fails)
+    path = tmp_path / "out.txt"
+    with pytest.raises(sio.SaveError) as info:
+        atomic_write(path, lambda handle: print("data", file=handle), what="the thing")
+    assert info.value.errno == errno.EIO
+    assert str(info.value) == (
+        f"cannot write the thing {str(path)!r}: Input/output error; check the path, its "
+        "folder and the permissions. Nothing was written (a file already there is as it was)"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_appender_takes_back_the_part_of_a_record_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    real_write = os.write
+    room = [12]  # bytes left on the "disk" after the first record
+
+    def short_then_full(fd: int, data: bytes) -> int:
+        if room[0] <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written = real_write(fd, bytes(data[: room[0]]))
+        room[0] -= written
+        return written
+
+    with Appender(path, what="the rows") as rows:
+        rows.write('{"line": 1}\n')
+        monkeypatch.setattr(files.os, "write", short_then_full)
+        with pytest.raises(sio.SaveError) as info:
+            rows.write('{"line": 2, "much": "more than twelve bytes"}\n')
+        monkeypatch.undo()
+        rows.write('{"line": 3}\n')  # room again: appended after the last whole record
+    assert info.value.errno == errno.ENOSPC
+    assert "the disk is full; free some space, or write to another disk" in str(info.value)
+    assert path.read_text(encoding="utf-8") == '{"line": 1}\n{"line": 3}\n'

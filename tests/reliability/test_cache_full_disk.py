@@ -17,6 +17,7 @@ import structio as sio
 from structio.lm import cache as cache_module
 from structio.lm.cache import ResponseCache
 from structio.lm.mock import MockTransport
+from tests.reliability.file_size_limit import needs_rlimit, run_limited
 
 
 def test_a_full_disk_logs_once_answers_every_call_and_resumes(
@@ -55,7 +56,7 @@ def test_a_full_disk_logs_once_answers_every_call_and_resumes(
 
 
 CHILD = r"""
-import json, logging, os, resource, signal, sys
+import json, logging, os, sys
 import structio as sio
 from structio.lm.cache import ResponseCache, DATABASE_NAME
 from structio.lm.mock import MockTransport
@@ -67,7 +68,6 @@ class Keep(logging.Handler):
 logging.getLogger("structio").addHandler(Keep())
 logging.getLogger("structio").setLevel(logging.DEBUG)
 
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, EFBIG
 directory = sys.argv[1]
 paid = []
 def handler(request):
@@ -76,11 +76,10 @@ def handler(request):
 lm = sio.LM("openai/test", transport=MockTransport(handler), cache=ResponseCache(directory))
 lm([{"role": "user", "content": "first"}])
 sizes = [os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)]
-soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-resource.setrlimit(resource.RLIMIT_FSIZE, (max(sizes), hard))  # no file may grow now
+limit_file_size(max(sizes))  # no file may grow now
 answers = [lm([{"role": "user", "content": f"q{i}"}]).text for i in range(20)]
 warned = sum(level == "WARNING" for level, _ in records)
-resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # space is free again
+lift_file_size_limit()  # space is free again
 lm([{"role": "user", "content": "later"}])
 print(json.dumps({"answers": answers, "paid": len(paid), "warned": warned, "records": records}))
 """
@@ -98,14 +97,10 @@ print(json.dumps({"texts": texts, "paid": len(paid)}))
 """
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+@needs_rlimit
 def test_a_file_size_limit_never_fails_a_call(tmp_path: Path) -> None:
     directory = str(tmp_path / "c")
-    run = subprocess.run(
-        [sys.executable, "-c", CHILD, directory], capture_output=True, text=True, check=False
-    )
-    assert run.returncode == 0, run.stderr
-    result = json.loads(run.stdout)
+    result = run_limited(CHILD, directory)
     assert result["answers"] == [f"Q{i}" * 200 for i in range(20)]
     assert result["paid"] == 22
     assert result["warned"] == 1, result["records"]

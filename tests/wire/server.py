@@ -396,7 +396,8 @@ class OpenAIServer:
                 request = Request({}, _headers(self.headers), time.monotonic(), self.path, "GET")
                 with server._lock:
                     server.requests.append(request)
-                found = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
+                route = self.path.partition("?")[0]  # routed by path, as servers do
+                found = re.fullmatch(r"/v1/files/([^/]+)/content", route)
                 if found:
                     with server._lock:
                         data = server.files.get(found.group(1))
@@ -405,7 +406,7 @@ class OpenAIServer:
                     else:
                         self._send(200, data, "application/jsonl")
                     return
-                found = re.fullmatch(r"/v1/batches/([^/]+)", self.path)
+                found = re.fullmatch(r"/v1/batches/([^/]+)", route)
                 if found:
                     self._json(*server._retrieve_batch(found.group(1)))
                     return
@@ -424,7 +425,8 @@ class OpenAIServer:
             def _batch_api(self, raw: bytes) -> bool:
                 """Answer a request of the batch API; False for any other path."""
                 headers = _headers(self.headers)
-                if self.path == "/v1/files":
+                route = self.path.partition("?")[0]  # routed by path, as servers do
+                if route == "/v1/files":
                     fields = _multipart(raw, self.headers.get("Content-Type", ""))
                     name, data = fields.get("file", ("", b""))
                     purpose = fields.get("purpose", ("", b""))[1].decode()
@@ -447,8 +449,8 @@ class OpenAIServer:
                         },
                     )
                     return True
-                cancel = re.fullmatch(r"/v1/batches/([^/]+)/cancel", self.path)
-                if self.path != "/v1/batches" and not cancel:
+                cancel = re.fullmatch(r"/v1/batches/([^/]+)/cancel", route)
+                if route != "/v1/batches" and not cancel:
                     return False
                 body = json.loads(raw or b"{}")
                 with server._lock:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import structio as sio
+from structio._util.files import Appender
 from structio.batch import state_path
 from structio.cli import main
 from structio.lm import batches
@@ -416,30 +417,21 @@ def test_a_stop_after_some_rows_were_written_writes_no_row_twice(
     out = tmp_path / "preds.jsonl"
     predict = sio.Predict(SIG, lm=make_lm())
     written: list[str] = []
-    real_open = Path.open
+    real_write = Appender.write
 
     # A stop right after the second row is written: the batch is read but not marked so.
     class CrashError(Exception):
         pass
 
-    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Any:
-        handle = real_open(self, *args, **kwargs)
-        if self == out and args and args[0] == "a":
-            write = handle.write
-
-            def stop_after_two(text: str) -> int:
-                count = write(text)
-                written.append(text)
-                if len(written) == 2:
-                    handle.flush()
-                    raise CrashError
-                return count
-
-            handle.write = stop_after_two  # type: ignore[method-assign]
-        return handle
+    def stop_after_two(self: Appender, text: str) -> None:
+        real_write(self, text)
+        if self.path == out:
+            written.append(text)
+            if len(written) == 2:
+                raise CrashError
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Path, "open", counting_open)
+        patch.setattr(Appender, "write", stop_after_two)
         with pytest.raises(CrashError):
             run_batch(predict, data, out, poll_interval=0, progress=False)
     assert sorted(read_out(out)) == [1, 2]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import structio as sio
-from structio.lm import _http
+from structio.lm import _pool
 from tests.wire.server import OpenAIServer, Reply
 
 MESSAGES = [{"role": "user", "content": "Hi?"}]
@@ -353,4 +353,4 @@ def test_async_clients_close_with_their_event_loop(server: OpenAIServer) -> None
         assert asyncio.run(two_calls()) == ["ok", "ok"]
         gc.collect()
     # Each loop got its own client; none outlives its loop.
-    assert len(_http._ASYNC_CLIENTS) == 0
+    assert len(_pool._ASYNC_CLIENTS) == 0

@@ -1,7 +1,11 @@
-"""Files: atomic writes, and JSON Lines read with line numbers.
+"""Files: atomic writes, appends of whole records, and JSON Lines read with line numbers.
 
-`atomic_write` is the one way structio writes a file. It never leaves a half-written target,
-and it does its best never to leave its temporary file behind either:
+`atomic_write` is the one way structio writes a file whole, `Appender` the one way it adds
+records to one (a run's output). Neither ever leaves a half-written file, and a file that
+cannot be written (a path no file can have, no permission, a full disk, a file size limit)
+is a `SaveError` that says which file, why and what to do (`save_error`), the error of the
+system its cause. `atomic_write` does its best never to leave its temporary file behind
+either:
 
 - an exception, Ctrl-C included, removes the temporary file at once;
 - SIGTERM or SIGHUP while the main thread is writing removes it, then the process dies of
@@ -14,6 +18,8 @@ and it does its best never to leave its temporary file behind either:
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import json
 import os
 import re
@@ -26,14 +32,21 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
+
+from structio.exceptions import SaveError, StructioError
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 __all__ = [
     "JSONLine",
     "STALE_TEMPORARY_AGE",
+    "Appender",
     "atomic_write",
     "read_jsonl",
     "remove_stale_temporaries",
+    "save_error",
     "write_json",
 ]
 
@@ -63,12 +76,20 @@ _TERMINATING_SIGNALS: tuple[signal.Signals, ...] = tuple(
 _LIVE: set[str] = set()
 
 
-def atomic_write(path: Path, write: Callable[[IO[str]], None]) -> None:
+def atomic_write(path: Path, write: Callable[[IO[str]], None], *, what: str = "the file") -> None:
     """Write a text file so that readers see the old file or the new, never half of one.
 
     ``write`` fills a temporary file beside ``path`` (``.<name>.<8 random characters>.tmp``);
     it replaces ``path`` only when ``write`` returns. On any error (Ctrl-C included) the
     temporary file is removed and ``path`` is left as it was.
+
+    Errors: a file that cannot be written raises `SaveError` (see `save_error`; ``what``
+    names the file in its message, ``"the prompt"``), with the system's error as its
+    cause: a path no file can have (a NUL character), no permission, a folder in the way,
+    a full disk or a file size limit, whether the failure comes while ``write`` runs (its
+    writes to the file) or after. Any other exception ``write`` raises (its own, or one of
+    reading another file) propagates unchanged, and what it had written is discarded
+    unflushed.
 
     The new file keeps the permission bits of the file it replaces (a new file gets
     ``0o666 & ~umask``, as ``open()`` gives). A symbolic link as ``path`` is followed: the
@@ -92,35 +113,81 @@ def atomic_write(path: Path, write: Callable[[IO[str]], None]) -> None:
     pattern above, regular files only) that are older than `STALE_TEMPORARY_AGE` and that
     no writer holds: a writer keeps an exclusive `flock` on its temporary file, which the
     kernel releases when the writer dies, ``kill -9`` included. Nothing else is touched.
+
+    Raises:
+        SaveError: The file cannot be written; nothing was.
     """
-    # A link given as the target is followed: the file it points to is replaced, and the
-    # link stays a link (replacing it would cut it from what it shared).
-    path = _followed(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path)
-    mode = _mode_for(path)
+    given = path
+    try:
+        # A link given as the target is followed: the file it points to is replaced, and
+        # the link stays a link (replacing it would cut it from what it shared).
+        path = _followed(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path)
+        mode = _mode_for(path)
+    except (OSError, ValueError) as exc:  # ValueError: a path Python refuses (a NUL in it)
+        raise save_error(given, what, exc) from exc
     installed = _guard_termination()
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_SUFFIX, dir=path.parent)
+        try:
+            fd, temporary = tempfile.mkstemp(
+                prefix=f".{path.name}.", suffix=_SUFFIX, dir=path.parent
+            )
+        except (OSError, ValueError) as exc:
+            raise save_error(given, what, exc) from exc
         _LIVE.add(temporary)
+        target = _Target(fd, "w")
+        in_write = False
         try:
             _hold(fd)
             _set_mode(fd, temporary, mode)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                write(handle)
-                handle.flush()
-                # On disk before the rename: after a power cut the target is the old file
-                # or the whole new one, never a renamed empty file.
-                os.fsync(handle.fileno())
+            handle = io.TextIOWrapper(io.BufferedWriter(target), encoding="utf-8", newline="\n")
+            in_write = True
+            write(handle)
+            in_write = False
+            handle.flush()
+            # On disk before the rename: after a power cut the target is the old file or
+            # the whole new one, never a renamed empty file.
+            os.fsync(fd)
+            handle.close()
             os.replace(temporary, path)
-        except BaseException:
+        except BaseException as exc:
+            # Closed under the buffers: what they hold is dropped, never flushed (a second
+            # failure of a full disk would hide the first error, and the file goes anyway).
+            target.close()
             Path(temporary).unlink(missing_ok=True)
+            if _is_write_failure(exc, target, in_write):
+                raise save_error(given, what, exc) from exc
             raise
         finally:
             _LIVE.discard(temporary)
         _sync_directory(path.parent)
     finally:
         _unguard_termination(installed)
+
+
+class _Target(io.FileIO):
+    """The temporary file's bytes: a failed write is remembered, whoever's code made it.
+
+    ``write`` reaches the file through text and buffer layers that may flush at any of its
+    calls; the failure that comes out of one is known by identity as the file's own.
+    """
+
+    failure: BaseException | None = None
+
+    def write(self, data: ReadableBuffer, /) -> int:
+        try:
+            return super().write(data)
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+
+def _is_write_failure(exc: BaseException, target: _Target, in_write: bool) -> bool:
+    """Whether ``exc`` is the file failing to be written (rather than an error of ``write``)."""
+    if isinstance(exc, StructioError) or not isinstance(exc, (OSError, ValueError)):
+        return False
+    return not in_write or exc is target.failure
 
 
 def _followed(path: Path) -> Path:
@@ -310,14 +377,162 @@ def _on_termination(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as indented JSON, atomically."""
+def write_json(path: Path, data: Any, *, what: str = "the file") -> None:
+    """Write ``data`` as indented JSON, atomically (see `atomic_write`).
+
+    Raises:
+        SaveError: The file cannot be written; nothing was.
+    """
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def write(handle: IO[str]) -> None:
         handle.write(text)
 
-    atomic_write(path, write)
+    atomic_write(path, write, what=what)
+
+
+class Appender:
+    """A file that records are added to, each whole or not at all (a run's output).
+
+    Opened for appending (created, with its folder, if missing). Each `write` reaches the
+    file at once (no buffer to lose in a crash); one that fails (a full disk, a file size
+    limit) takes back the part of it that was written, so the file always ends with the
+    last whole record, and raises `SaveError`.
+
+    Args:
+        path: The file.
+        what: The file in error messages (``"the output"``).
+        kept: What a failed `write` leaves, in its error message.
+
+    Raises:
+        SaveError: The file cannot be opened for appending.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        what: str = "the file",
+        kept: str = "this record was not written; those before it are kept",
+    ) -> None:
+        self.path = path
+        self.what = what
+        self.kept = kept
+        flags = (
+            os.O_WRONLY
+            | os.O_APPEND
+            | os.O_CREAT
+            | getattr(os, "O_BINARY", 0)  # Windows: bytes as they are, no \r added
+            | getattr(os, "O_CLOEXEC", 0)
+        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd: int | None = os.open(path, flags, 0o666)
+        except (OSError, ValueError) as exc:
+            raise save_error(path, what, exc, kept="nothing was written") from exc
+
+    def write(self, text: str) -> None:
+        """Append ``text`` whole, or raise `SaveError` with the file as it was before.
+
+        Raises:
+            SaveError: The text could not be written (none of it is left in the file).
+        """
+        if self._fd is None:
+            raise ValueError(f"{self.what} {str(self.path)!r} is closed")
+        data = memoryview(text.encode("utf-8"))
+        start: int | None = None
+        try:
+            start = os.fstat(self._fd).st_size
+            while data:
+                written = os.write(self._fd, data)
+                if written <= 0:  # never for a file; a loop forever if it were
+                    raise OSError(errno.EIO, os.strerror(errno.EIO))
+                data = data[written:]
+        except OSError as exc:
+            if start is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, start)  # the part written is taken back
+            raise save_error(self.path, self.what, exc, kept=self.kept) from exc
+
+    def close(self) -> None:
+        """Close the file (again: nothing)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def __enter__(self) -> Appender:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+# Why a file cannot be written, by the system's error number, and what to do about it.
+_PROBLEMS: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("the disk is full", "free some space, or write to another disk"),
+    errno.EFBIG: (
+        "the file would pass the largest size allowed (a file size limit)",
+        "raise the limit (ulimit -f), or write to another file",
+    ),
+    errno.EROFS: ("the file system is read-only", "write to another folder"),
+    errno.EACCES: (
+        "permission denied",
+        "write to a folder you may write to, or change the permissions",
+    ),
+    errno.EISDIR: ("it is a folder", "give the path of a file"),
+    errno.ENOTDIR: ("a part of its path is a file, not a folder", "give another path"),
+    errno.EEXIST: ("a part of its path is a file, not a folder", "give another path"),
+    errno.ENAMETOOLONG: ("the name is too long", "give a shorter path"),
+}
+_PROBLEMS[errno.EPERM] = _PROBLEMS[errno.EACCES]
+if hasattr(errno, "EDQUOT"):  # not on Windows
+    _PROBLEMS[errno.EDQUOT] = ("the disk quota is used up", _PROBLEMS[errno.ENOSPC][1])
+
+
+def save_error(
+    path: str | os.PathLike[str],
+    what: str,
+    cause: BaseException,
+    *,
+    doing: str = "write",
+    kept: str = "nothing was written (a file already there is as it was)",
+) -> SaveError:
+    """The `SaveError` for ``path``, which could not be written: what was wrong, what to do.
+
+    Raise it ``from cause``.
+
+    Args:
+        path: The file.
+        what: The file as the message names it (``"the prompt"``).
+        cause: The system's error (an `OSError`), or the `ValueError` of a path Python
+            refuses.
+        doing: What could not be done to the file (``"write"``, ``"read"``).
+        kept: What became of the file.
+    """
+    shown = os.fsdecode(path)
+    number = cause.errno if isinstance(cause, OSError) else None
+    strerror = cause.strerror if isinstance(cause, OSError) else None
+    if isinstance(cause, ValueError) and "\x00" in shown:
+        reason, advice = (
+            "its path holds a NUL character ('\\x00'), which no file name can hold",
+            "take it out of the path",
+        )
+    elif isinstance(cause, ValueError):
+        reason, advice = f"its path cannot name a file ({cause})", "give another path"
+    else:
+        reason, advice = _PROBLEMS.get(
+            number if number is not None else -1,
+            (
+                strerror or str(cause) or type(cause).__name__,
+                "check the path, its folder and the permissions",
+            ),
+        )
+    return SaveError(
+        f"cannot {doing} {what} {shown!r}: {reason}; {advice}. {kept[:1].upper()}{kept[1:]}",
+        path=shown,
+        errno=number,
+        strerror=strerror,
+    )
 
 
 class JSONLine(NamedTuple):

@@ -9,6 +9,7 @@ through `redact` with the values `secret_values` finds by the same rule.
 
 from __future__ import annotations
 
+import base64
 import math
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -82,7 +83,10 @@ def _public_endpoint(value: Any) -> Any:
 
 
 def _url_secrets(url: str) -> list[str]:
-    """The user, password and query values of a URL: where a key travels in an address."""
+    """The user, password and query values of a URL: where a key travels in an address.
+
+    The user and password also as the ``Basic`` credentials a client makes of them.
+    """
     try:
         parts = urllib.parse.urlsplit(url.strip())
         found = [parts.username or "", parts.password or ""]
@@ -90,6 +94,10 @@ def _url_secrets(url: str) -> list[str]:
         return []
     if "@" in parts.netloc:
         found.append(parts.netloc.rpartition("@")[0])  # ``user:password`` as written
+        # What an HTTP client sends of them, and a server may echo in an error:
+        # ``Authorization: Basic <base64 of user:password>`` (httpx, requests).
+        pair = f"{urllib.parse.unquote(found[0])}:{urllib.parse.unquote(found[1])}"
+        found.append(base64.b64encode(pair.encode()).decode())
     found += [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
     found += [value for _, value in urllib.parse.parse_qsl(parts.fragment)]
     return [text for text in found if len(text) >= _MIN_SECRET_LENGTH]

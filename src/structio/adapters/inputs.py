@@ -55,8 +55,13 @@ def check_input_types(signature: type[Signature], inputs: Mapping[str, Any] | No
                     _input_type_message(signature, name, info.name, value, problem)
                 ) from None
             continue
+        checked = value
+        if isinstance(value, Mapping) and not isinstance(value, dict):
+            # Checked as the dict of its values, read key by key: pydantic would call the
+            # value's own `items()`, which a prediction's output of that name hides.
+            checked = {key: value[key] for key in value}
         try:
-            info.validate(value)
+            info.validate(checked)
         except ValueError as problem:
             raise FormatError(
                 _input_type_message(signature, name, info.name, value, str(problem))

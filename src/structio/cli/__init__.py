@@ -1,7 +1,8 @@
 """The ``structio`` command: format, parse, finetune, validate and run from a shell.
 
 Exit codes: 0 when all went well, 1 when the data has problems (invalid examples, a
-completion that cannot be read, failed rows), 2 for usage errors (bad arguments, a
+completion that cannot be read, failed rows) or the disk does (full, a file size limit),
+2 for usage errors (bad arguments, a
 signature or file that cannot be found, read or written; a run stopped by the same error
 on row after row), 130 when interrupted (Ctrl-C). Errors print as one line, ``structio:
 error: ...``, with any detail on the lines after it (indented); warnings as ``structio:
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -31,6 +33,7 @@ from structio.exceptions import (
     DataError,
     FormatError,
     ParseError,
+    SaveError,
     StructioError,
     UsageError,
 )
@@ -61,6 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, _CommandLineError) as exc:
         _error(str(exc))
         return 2
+    except SaveError as exc:
+        # A path that cannot be written is a usage error; a full disk is not.
+        _error(_one_line(str(exc)))
+        return 1 if exc.errno in _DEVICE_ERRORS else 2
     except StructioError as exc:
         _error(f"{type(exc).__name__}: {exc}")
         return 1
@@ -91,6 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Exception as exc:
         return _bug(exc)
+
+
+# A file that could not be written for these reasons was given rightly: the device failed.
+_DEVICE_ERRORS = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name)
+)
 
 
 def _bug(exc: Exception) -> int:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-import weakref
-from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mapping, Sequence
+import urllib.parse
+from collections.abc import AsyncGenerator, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from structio._util.secrets import secret_values
 from structio.exceptions import (
     AuthenticationError,
     ConfigurationError,
@@ -27,6 +27,7 @@ from structio.exceptions import (
     LMTimeoutError,
     ServerError,
 )
+from structio.lm import _pool
 from structio.lm._errors import (
     body_detail,
     check_api_base,
@@ -44,8 +45,6 @@ from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
 
 if TYPE_CHECKING:
-    import asyncio
-
     import httpx
 
 __all__ = [
@@ -56,6 +55,7 @@ __all__ = [
     "Provider",
     "check",
     "endpoint",
+    "joined",
     "key_variables",
     "load",
     "asend",
@@ -185,13 +185,20 @@ def _is_openai_name(model: str) -> bool:
 
 
 class Endpoint(NamedTuple):
-    """Where one request goes: the URL, the headers and the model name in the body."""
+    """Where one request goes: the URL, the headers and the model name in the body.
+
+    ``base`` is the API base the URL was made from (other paths of the API are `joined` to
+    it); ``secrets`` are the credentials it carries in its address (user, password, query
+    values), hidden from what httpx logs of a request (`structio.lm._pool.hidden`).
+    """
 
     url: str
     headers: dict[str, str]
     model: str
     provider: str
     client_key: tuple[Any, ...]
+    base: str = ""
+    secrets: tuple[str, ...] = ()
 
 
 def _setting(params: Mapping[str, Any], *names: str) -> Any:
@@ -253,13 +260,13 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
         version = (
             client.get("api_version") or os.environ.get("AZURE_API_VERSION")
         ) or _DEFAULT_AZURE_VERSION
-        url = f"{base}/openai/deployments/{name}/chat/completions?api-version={version}"
+        url = joined(base, f"/openai/deployments/{name}/chat/completions", f"api-version={version}")
         if key:
             headers["api-key"] = str(key)
         elif client.get("azure_ad_token"):
             headers["Authorization"] = f"Bearer {client['azure_ad_token']}"
     else:
-        url = f"{base}/chat/completions"
+        url = joined(base, "/chat/completions")
         if key:
             headers["Authorization"] = f"Bearer {key}"
         organization = client.get("organization")
@@ -269,7 +276,23 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
         extra = client.get(setting)
         if isinstance(extra, Mapping):
             headers.update({str(k): str(v) for k, v in extra.items()})
-    return Endpoint(url, headers, name, provider_name, _client_key(client))
+    secrets = tuple(secret_values({"api_base": base})) if "@" in base or "?" in base else ()
+    return Endpoint(url, headers, name, provider_name, _client_key(client), base, secrets)
+
+
+def joined(base: str, path: str, query: str = "") -> str:
+    """``base`` with ``path`` added to its path, its query (if any) kept after them.
+
+    An API base may carry a query (``https://host/v1?key=...``): the path goes before it,
+    not into it. A fragment is never sent, so it is dropped.
+    """
+    if "?" not in base and "#" not in base:
+        return f"{base}{path}?{query}" if query else f"{base}{path}"
+    parts = urllib.parse.urlsplit(base)
+    merged = "&".join(part for part in (parts.query, query) if part)
+    return urllib.parse.urlunsplit(
+        (parts.scheme, parts.netloc, parts.path.rstrip("/") + path, merged, "")
+    )
 
 
 def _client_key(client: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -279,7 +302,7 @@ def _client_key(client: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def load(client: Mapping[str, Any]) -> None:
     """Import httpx and open the client requests with these settings use (once: then free)."""
-    _client(_client_key(client))
+    _pool.client(_client_key(client))
 
 
 def key_variables(model: str) -> tuple[str, ...] | None:
@@ -320,101 +343,6 @@ def request_body(
     return body
 
 
-# -- the pooled clients -------------------------------------------------------------------------
-
-_LOCK = threading.Lock()
-_CLIENTS: dict[tuple[Any, ...], httpx.Client] = {}
-# One async client per event loop: httpx's connections belong to the loop that opened them.
-_ASYNC_CLIENTS: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[Any, ...], tuple[httpx.AsyncClient, Any]]
-] = weakref.WeakKeyDictionary()
-
-
-def _limits() -> httpx.Limits:
-    import httpx
-
-    # Keep-alive for a whole batch's worth of workers: closing and reopening connections
-    # costs more CPU than the request itself.
-    return httpx.Limits(max_connections=None, max_keepalive_connections=256)
-
-
-def _client(key: tuple[Any, ...], make: Callable[[], httpx.Client] | None = None) -> httpx.Client:
-    """The pooled client of ``key``: ``(proxy, verify)``, or another key with its ``make``.
-
-    The litellm transport keeps its own clients here too (`structio.lm._litellm_guard`),
-    under keys of another shape, so that every pooled client is opened and closed alike.
-    """
-    client = _CLIENTS.get(key)
-    if client is None:
-        with _LOCK:
-            client = _CLIENTS.get(key)
-            if client is None:
-                import atexit
-
-                import httpx
-
-                if make is None:
-                    proxy, verify = key
-                    client = httpx.Client(limits=_limits(), proxy=proxy, verify=verify)
-                else:
-                    client = make()
-                if not _CLIENTS:
-                    atexit.register(_close_clients)
-                _CLIENTS[key] = client
-    return client
-
-
-def _close_clients() -> None:
-    with _LOCK:
-        for client in _CLIENTS.values():
-            client.close()
-        _CLIENTS.clear()
-
-
-async def _async_client(
-    key: tuple[Any, ...], make: Callable[[], httpx.AsyncClient] | None = None
-) -> httpx.AsyncClient:
-    """Async form of `_client`: one client per key and event loop, closed with the loop."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    clients = _ASYNC_CLIENTS.get(loop)
-    if clients is None:
-        clients = _ASYNC_CLIENTS.setdefault(loop, {})
-    entry = clients.get(key)
-    if entry is None:
-        import httpx
-
-        if make is None:
-            proxy, verify = key
-            client = httpx.AsyncClient(limits=_limits(), proxy=proxy, verify=verify)
-        else:
-            client = make()
-        # asyncio.run() closes every async generator still open before it closes the loop:
-        # this one closes the client then, so no connection outlives its loop unclosed.
-        keeper = _close_with_loop(client, loop, key)
-        await keeper.__anext__()
-        entry = clients.setdefault(key, (client, keeper))
-        if entry[0] is not client:  # another task made one meanwhile
-            await keeper.aclose()
-    return entry[0]
-
-
-async def _close_with_loop(
-    client: httpx.AsyncClient, loop: asyncio.AbstractEventLoop, key: tuple[Any, ...]
-) -> AsyncGenerator[None, None]:
-    try:
-        yield
-    finally:
-        await client.aclose()
-        # The entry refers to the loop (through this generator): dropping it lets both go.
-        clients = _ASYNC_CLIENTS.get(loop)
-        if clients is not None and clients.get(key, (None,))[0] is client:
-            del clients[key]
-            if not clients:
-                _ASYNC_CLIENTS.pop(loop, None)
-
-
 # -- requests -----------------------------------------------------------------------------------
 
 
@@ -432,6 +360,15 @@ def _encode(body: dict[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+def _post(
+    http: httpx.Client | httpx.AsyncClient, point: Endpoint, body: dict[str, Any], timeout: float
+) -> httpx.Request:
+    """The request of one call: ``body`` posted to ``point``."""
+    return http.build_request(
+        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
+    )
+
+
 def send(
     model: str,
     messages: list[dict[str, Any]],
@@ -444,10 +381,8 @@ def send(
     """Make one request and read its response (raising what `translate_error` reads)."""
     point = endpoint(model, client)
     body = request_body(point, messages, params, client)
-    http = _client(point.client_key)
-    with http.stream(
-        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-    ) as response:
+    http = _pool.client(point.client_key)
+    with _pool.opened(http, _post(http, point, body, timeout), point.secrets) as response:
         content = _bounded(response.iter_bytes(), response)
     return _read(response, content, model, point.provider, start, attempt)
 
@@ -464,10 +399,8 @@ async def asend(
     """Async form of `send`."""
     point = endpoint(model, client)
     body = request_body(point, messages, params, client)
-    http = await _async_client(point.client_key)
-    async with http.stream(
-        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-    ) as response:
+    http = await _pool.aclient(point.client_key)
+    async with _pool.aopened(http, _post(http, point, body, timeout), point.secrets) as response:
         content = await _abounded(response)
     return _read(response, content, model, point.provider, start, attempt)
 
@@ -486,10 +419,8 @@ def stream(
     """
     point = endpoint(model, client)
     body = request_body(point, messages, {**params, "stream": True}, client)
-    http = _client(point.client_key)
-    with http.stream(
-        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-    ) as response:
+    http = _pool.client(point.client_key)
+    with _pool.opened(http, _post(http, point, body, timeout), point.secrets) as response:
         if response.status_code != 200:
             text = _bounded(response.iter_bytes(), response).decode(errors="replace")
             raise HTTPStatusError(response.status_code, text, response.headers)
@@ -516,10 +447,8 @@ async def astream(
     """Async form of `stream`."""
     point = endpoint(model, client)
     body = request_body(point, messages, {**params, "stream": True}, client)
-    http = await _async_client(point.client_key)
-    async with http.stream(
-        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-    ) as response:
+    http = await _pool.aclient(point.client_key)
+    async with _pool.aopened(http, _post(http, point, body, timeout), point.secrets) as response:
         if response.status_code != 200:
             text = (await _abounded(response)).decode(errors="replace")
             raise HTTPStatusError(response.status_code, text, response.headers)

@@ -9,7 +9,7 @@ direct transport does neither (`structio.lm._http`), and neither does this one n
 
 litellm takes the SDK client of one call as its ``client=`` argument and uses it as it
 is: `client_args` makes one over a pooled httpx client of structio's own (pooled with
-the direct transport's, `structio.lm._http._client`), so litellm's shared clients, and
+the direct transport's, `structio.lm._pool.client`), so litellm's shared clients, and
 every other user of litellm or httpx in the process, are left as they are. That client
 follows no redirect, and its one response hook (`_guard`) refuses one outright and puts
 a bounded reader under every body: gzip and deflate are undone here, at most `_PIECE`
@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, cast
 import httpx
 
 from structio.exceptions import LMError, ServerError
-from structio.lm import _http
+from structio.lm import _http, _pool
 from structio.lm._errors import body_detail, exception_chain, lm_error, redirect_detail
 
 __all__ = [
@@ -92,7 +92,7 @@ def client_args(
     import openai
 
     base, key, organization, verify = route
-    http = _http._client(("litellm", verify), lambda: _new_client(verify))
+    http = _pool.client(("litellm", verify), lambda: _new_client(verify))
     # The SDK's types name httpx2's clients; it takes httpx's too, as litellm gives it.
     sdk = openai.OpenAI(
         api_key=key,
@@ -114,7 +114,7 @@ async def aclient_args(
     import openai
 
     base, key, organization, verify = route
-    http = await _http._async_client(("litellm", verify), lambda: _new_async_client(verify))
+    http = await _pool.aclient(("litellm", verify), lambda: _new_async_client(verify))
     sdk = openai.AsyncOpenAI(
         api_key=key,
         base_url=base,
@@ -155,12 +155,12 @@ def _route(
 
 
 def _new_client(verify: Any) -> httpx.Client:
-    return httpx.Client(limits=_http._limits(), verify=verify, event_hooks={"response": [_guard]})
+    return httpx.Client(limits=_pool._limits(), verify=verify, event_hooks={"response": [_guard]})
 
 
 def _new_async_client(verify: Any) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        limits=_http._limits(), verify=verify, event_hooks={"response": [_aguard]}
+        limits=_pool._limits(), verify=verify, event_hooks={"response": [_aguard]}
     )
 
 

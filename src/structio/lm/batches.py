@@ -25,7 +25,7 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
-from structio.lm import _http
+from structio.lm import _http, _pool
 from structio.lm._errors import lm_error
 from structio.lm.base import BaseLM
 from structio.lm.client import is_client_setting
@@ -256,8 +256,6 @@ class DirectBatches(BatchAPI):
                 f"{lm.model}: Azure batches go through litellm; pass transport='litellm' to "
                 "LM (or --transport litellm) to submit a batch"
             )
-        suffix = "/chat/completions"
-        self._base = self._point.url[: -len(suffix)]
 
     @property
     def provider(self) -> str:
@@ -273,11 +271,13 @@ class DirectBatches(BatchAPI):
         headers = dict(self._point.headers)
         if "files" in options:
             headers.pop("Content-Type", None)  # httpx writes the multipart boundary
-        client = _http._client(self._point.client_key)
+        client = _pool.client(self._point.client_key)
+        url = _http.joined(self._point.base, path)
         try:
-            response = client.request(
-                method, self._base + path, headers=headers, timeout=self.lm.timeout, **options
-            )
+            with _pool.hidden(self._point.secrets):  # from what httpx logs of the request
+                response = client.request(
+                    method, url, headers=headers, timeout=self.lm.timeout, **options
+                )
         except Exception as exc:
             raise self._translated(exc) from exc
         if response.status_code >= 300:

@@ -8,6 +8,7 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
     Generator,
+    Iterable,
     Iterator,
     Mapping,
     Sequence,
@@ -16,12 +17,47 @@ from typing import Any, overload
 
 from structio.call import Attempt, CallResult, Fallback, Route, StreamOut
 from structio.example import to_plain
+from structio.exceptions import SignatureError
 from structio.lm.types import LMResponse, Usage
 from structio.parsing.clean import drafts
 from structio.parsing.stream import StreamEvent
 from structio.rendering.prompt import Truncation
 
-__all__ = ["Completions", "Prediction", "PredictionMeta", "apredictions", "predictions"]
+__all__ = [
+    "UNNAMEABLE_OUTPUTS",
+    "Completions",
+    "Prediction",
+    "PredictionMeta",
+    "apredictions",
+    "predictions",
+    "unnameable_output",
+]
+
+#: What no output of a `Prediction` may be named: ``dict(pred)``, ``{**pred}``, ``f(**pred)``
+#: and ``d.update(pred)`` call ``pred.keys()`` on the instance (CPython does, for any mapping
+#: that is not a dict), where an output of that name would answer instead of the method.
+#: Every other name works: the mapping protocol reaches the rest through ``__iter__`` and
+#: ``__getitem__``, and structio calls the methods through the class.
+UNNAMEABLE_OUTPUTS = frozenset({"keys"})
+
+
+def unnameable_output(names: Iterable[str], where: str) -> SignatureError | None:
+    """The `SignatureError` for an output no prediction can hold, or ``None`` if none is.
+
+    Args:
+        names: The output names.
+        where: What has them (``"QA, the signature of this Predict,"``), for the message.
+    """
+    found = sorted(set(names) & UNNAMEABLE_OUTPUTS)
+    if not found:
+        return None
+    name = found[0]
+    return SignatureError(
+        f"{where} has an output named {name!r}, which a Prediction cannot hold: its outputs "
+        f"read as attributes, and dict(pred) and {{**pred}} call pred.{name}(), which the "
+        f"output would hide. Rename it (e.g. {name[:-1]}_list or {name}_found: the model "
+        "sees the field's name, so say what it holds); its description can keep the word"
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,11 +128,20 @@ class Prediction(Mapping[str, Any]):
     """The outputs of one call, read as attributes (``pred.answer``) or keys.
 
     Every output reads back as itself, whatever its name: an output named ``cost``,
-    ``route``, ``items`` or ``keys`` is ``pred.cost``, ``pred.route``... How the call went
-    (route, usage, cost, raw responses, truncation, re-asks) is ``pred.meta``, a
-    `PredictionMeta`; if an output is itself named ``meta``, ``pred.meta`` is that output
-    and ``Prediction.meta_of(pred)`` the call's. A method is always reachable from the
-    class: ``Prediction.to_dict(pred)`` even with an output named ``to_dict``.
+    ``route``, ``items``, ``values`` or ``get`` is ``pred.cost``, ``pred.route``,
+    ``pred.items``... How the call went (route, usage, cost, raw responses, truncation,
+    re-asks) is ``pred.meta``, a `PredictionMeta`; if an output is itself named ``meta``,
+    ``pred.meta`` is that output and ``Prediction.meta_of(pred)`` the call's. A method is
+    always reachable from the class: ``Prediction.to_dict(pred)`` even with an output named
+    ``to_dict``, ``Prediction.items(pred)`` with one named ``items``; structio calls them
+    so, and ``dict(pred)``, ``{**pred}``, ``json.dumps(dict(pred))``, pickling and copying
+    work whatever the names. Code of others that calls ``pred.items()`` on the instance
+    (pydantic validating a prediction as a dict, `collections.Counter`) meets the output
+    instead: give it ``dict(pred)``.
+
+    One name is refused (`UNNAMEABLE_OUTPUTS`): ``keys``, which ``dict(pred)`` and
+    ``{**pred}`` call on the instance. `Predict` refuses a signature with such an output,
+    and so does ``Prediction(keys=...)``, with a `SignatureError` that says to rename it.
 
     ``pred.reasoning`` is the model's native reasoning (`lm_reasoning`) unless the
     signature has an output of that name. Built by keywords too, as DSPy's:
@@ -122,6 +167,9 @@ class Prediction(Mapping[str, Any]):
         set_ = object.__setattr__
         merged = dict(values) if values is not None else {}
         merged.update(fields)
+        refused = unnameable_output(merged, "Prediction(...)")
+        if refused is not None:
+            raise refused
         set_(self, "_values", merged)
         set_(self, "_completions", None)  # the one choice: the values themselves
         set_(self, "_meta", _NO_META)
@@ -149,7 +197,7 @@ class Prediction(Mapping[str, Any]):
         if name.startswith("_"):  # copy and pickle probe hooks on bare instances
             raise AttributeError(name)
         if name == "reasoning":  # no output of that name: the model's own reasoning
-            return self.lm_reasoning
+            return _reasoning_of(self._meta)  # not self.lm_reasoning: an output may be so named
         fields = ", ".join(self._values) or "none"
         raise AttributeError(f"Prediction has no field {name!r}; its fields: {fields}")
 
@@ -228,11 +276,7 @@ class Prediction(Mapping[str, Any]):
         the parser set aside; ``None`` when the model gave neither. ``pred.reasoning`` is
         this too, unless the signature has an output named ``reasoning``.
         """
-        responses = self._meta.responses
-        if not responses or not responses[-1].completions:
-            return None
-        completion = responses[-1].completions[0]
-        return completion.reasoning or drafts(completion.text)
+        return _reasoning_of(self._meta)
 
     @property
     def completions(self) -> Completions:
@@ -282,6 +326,15 @@ class Prediction(Mapping[str, Any]):
         return {key: to_plain(value) for key, value in self._values.items()}
 
 
+def _reasoning_of(meta: PredictionMeta) -> str | None:
+    """The model's native reasoning for the answer of ``meta``'s last response (see above)."""
+    responses = meta.responses
+    if not responses or not responses[-1].completions:
+        return None
+    completion = responses[-1].completions[0]
+    return completion.reasoning or drafts(completion.text)
+
+
 def _made(
     cls: type[Prediction],
     values: Mapping[str, Any],
@@ -301,8 +354,11 @@ class Completions(Sequence[Prediction]):
     """The outputs of every choice of a call: ``completions[i]`` or ``completions.answer``.
 
     Indexing gives a choice's `Prediction`; an output's name gives that output of every
-    choice, in order (as DSPy's ``pred.completions.answer``). Equal to a list of dicts of
-    the same outputs.
+    choice, in order (as DSPy's ``pred.completions.answer``), whatever the name: an output
+    named ``count`` or ``index`` hides the method, which the class still reaches
+    (``Completions.index(pred.completions, ...)``); ``list()``, ``len()``, ``in`` and
+    iteration use only dunder methods, which no output can hide. Equal to a list of dicts
+    of the same outputs.
     """
 
     __slots__ = ("_items", "_meta")

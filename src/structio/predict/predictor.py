@@ -23,7 +23,12 @@ from structio.lm.base import BaseLM
 from structio.lm.lm import LM
 from structio.predict import saving
 from structio.predict.inputs import CALL_OPTIONS, example_inputs, not_a_dict
-from structio.predict.prediction import Prediction, apredictions, predictions
+from structio.predict.prediction import (
+    Prediction,
+    apredictions,
+    predictions,
+    unnameable_output,
+)
 from structio.predict.saving import _ClassOrInstanceLoad, check_name, read_saved
 from structio.rendering.prompt import TruncationStep
 from structio.settings import check_adapter, check_lm, resolve_adapter, resolve_lm
@@ -45,12 +50,15 @@ _P = TypeVar("_P", bound="Predict")
 
 
 def check_outputs(signature: type[Signature], who: str) -> None:
-    """Refuse a signature with no outputs before any request: the model would have no task.
+    """Refuse outputs a `Prediction` cannot return, before any request.
 
-    A class may declare none (a base class for others); a module built with it may not.
+    A signature with no outputs (the model would have no task: a class may declare none,
+    as a base class for others, but a module built with it may not), or with an output
+    named as `structio.predict.prediction.UNNAMEABLE_OUTPUTS` says no output may be
+    (``keys``, which ``dict(pred)`` calls).
 
     Raises:
-        SignatureError: ``signature`` has no output fields.
+        SignatureError: ``signature`` has no output fields, or one no output may have.
     """
     if not signature.output_fields:
         raise SignatureError(
@@ -58,6 +66,11 @@ def check_outputs(signature: type[Signature], who: str) -> None:
             "to ask the model for: declare at least one, e.g. answer: str = "
             "structio.OutputField() (a signature without outputs can only be a base class)"
         )
+    refused = unnameable_output(
+        signature.output_fields, f"{signature.__name__}, the signature of this {who},"
+    )
+    if refused is not None:
+        raise refused
 
 
 _DSPY_INSTEAD = {
@@ -396,8 +409,14 @@ class Predict:
         )
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the prompt to one readable JSON file, atomically (see `to_dict`)."""
-        write_json(pathlib.Path(path), self.to_dict())
+        """Write the prompt to one readable JSON file, atomically (see `to_dict`).
+
+        Raises:
+            SignatureError: Something in it cannot be saved (a type with no text form...).
+            SaveError: The file cannot be written (a NUL in the path, no permission, a full
+                disk...); a file already there is left as it was.
+        """
+        write_json(pathlib.Path(path), self.to_dict(), what="the prompt")
 
     load = _ClassOrInstanceLoad()
 
@@ -699,6 +718,7 @@ class Predict:
             ConfigurationError: The model has no batch API structio can reach, a row is not
                 a dict, or ``state`` belongs to another model or signature.
             LMError: The provider refused the upload or the batch.
+            SaveError: ``state`` cannot be written (see `structio.batch.submit`).
         """
         from structio.batch import BatchCall, BatchLimits, submit
 

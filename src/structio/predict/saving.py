@@ -88,16 +88,29 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
     """Read a saved prompt file.
 
     Raises:
-        ConfigurationError: The file cannot be read or is not a saved prompt.
+        ConfigurationError: The file cannot be read (its path names no file, or one that
+            is not UTF-8 text) or is not a saved prompt; the reading's error is the cause.
     """
     try:
-        data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+        text = pathlib.Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigurationError(f"cannot read saved prompt {str(path)!r}: {exc}") from None
+        raise ConfigurationError(f"cannot read saved prompt {str(path)!r}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"cannot read saved prompt {str(path)!r}: it is not UTF-8 text (byte "
+            f"{exc.object[exc.start]:#04x} at offset {exc.start:,}); give the file save wrote"
+        ) from exc
+    except ValueError as exc:  # a path Python refuses: a NUL character in it
+        raise ConfigurationError(
+            f"cannot read saved prompt {str(path)!r}: its path cannot name a file ({exc}); "
+            "give the path save wrote"
+        ) from exc
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
             f"saved prompt {str(path)!r} is not valid JSON (line {exc.lineno}): {exc.msg}"
-        ) from None
+        ) from exc
     if not isinstance(data, dict) or "signature" not in data:
         raise ConfigurationError(f"{str(path)!r} is not a saved structio prompt")
     version = data.get("structio_prompt")

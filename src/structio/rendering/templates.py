@@ -184,7 +184,8 @@ class Template:
         ``allow_token_overrides`` are those of `Template`.
 
         Raises:
-            TemplateError: The file cannot be read.
+            TemplateError: The file cannot be read (its path names no file, or one that is
+                not UTF-8 text); the reading's error is the cause.
         """
         file = Path(path)
         try:
@@ -192,6 +193,15 @@ class Template:
         except OSError as exc:
             raise TemplateError(
                 f"cannot read template {str(file)!r}: {exc.strerror or exc}"
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise TemplateError(
+                f"cannot read template {str(file)!r}: it is not UTF-8 text (byte "
+                f"{exc.object[exc.start]:#04x} at offset {exc.start:,}); save it as UTF-8"
+            ) from exc
+        except ValueError as exc:  # a path Python refuses: a NUL character in it
+            raise TemplateError(
+                f"cannot read template {str(file)!r}: its path cannot name a file ({exc})"
             ) from exc
         return cls(
             text,
