@@ -160,8 +160,18 @@ def test_ctrl_c_while_reading_input_is_one_line_and_exit_130(tmp_path: Path) -> 
         f"Path({str(marker)!r}).touch()\n",
         encoding="utf-8",
     )
+    # The command runs as `python -m structio`, with SIGINT unblocked and at its default: a
+    # child inherits the blocked signals and ignored ones of the thread that starts it, and
+    # some libraries other tests load (Ray's) start threads that block them.
+    interruptible = (
+        "import runpy, signal, sys; "
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+        "signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv = ['structio', *sys.argv[1:]]; "
+        "runpy.run_module('structio', run_name='__main__', alter_sys=True)"
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "structio", "parse", f"{module}:Waiting"],
+        [sys.executable, "-c", interruptible, "parse", f"{module}:Waiting"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
