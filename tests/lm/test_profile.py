@@ -54,6 +54,56 @@ def test_a_schema_taking_profile_has_a_dialect_and_only_it_does() -> None:
     assert plain.replace(tools=True).schema_dialect == "json-schema"  # untouched
 
 
+@pytest.mark.parametrize("dialect", ["openai-strict", "json-schema", "anthropic", "gemini"])
+def test_every_schema_dialect_is_a_profile_value(dialect: str) -> None:
+    profile = ModelProfile(json_schema=True, schema_dialect=dialect)  # type: ignore[arg-type]
+    assert profile.schema_dialect == dialect
+    assert ModelProfile.from_dict(profile.to_dict()) == profile
+
+
+def test_a_dialect_stays_while_schemas_stay_on() -> None:
+    claude = ModelProfile(json_schema=True, schema_dialect="anthropic")
+    # What the litellm transport does with the map's profile: json_schema said again.
+    assert claude.replace(json_schema=True, tools=True).schema_dialect == "anthropic"
+    assert claude.replace(json_schema=False).schema_dialect is None
+    assert claude.replace(json_schema=False).replace(json_schema=True).schema_dialect == (
+        "openai-strict"
+    )
+    assert TEXT_ONLY.replace(json_schema=True).schema_dialect == "openai-strict"
+
+
+@pytest.mark.parametrize(
+    ("provider", "dialect"),
+    [
+        ("openai", "openai-strict"),
+        ("anthropic", "anthropic"),
+        ("vertex_ai-anthropic_models", "anthropic"),
+        ("gemini", "gemini"),
+        ("vertex_ai-language-models", "gemini"),
+        ("bedrock_converse", "openai-strict"),
+    ],
+)
+def test_a_map_entry_chooses_its_providers_dialect(provider: str, dialect: str) -> None:
+    entry = {"litellm_provider": provider, "supports_response_schema": True}
+    assert profile_from_entry(entry).schema_dialect == dialect
+    entry["supports_response_schema"] = False
+    assert profile_from_entry(entry).schema_dialect is None
+
+
+@pytest.mark.parametrize(
+    ("model", "dialect"),
+    [
+        ("anthropic/claude-sonnet-4-5", "anthropic"),
+        ("gemini/gemini-2.5-flash", "gemini"),
+        ("gpt-4o-mini", "openai-strict"),
+    ],
+)
+def test_the_map_profile_has_the_providers_dialect(model: str, dialect: str) -> None:
+    assert model_entry(model) is not None, f"{model} is not in litellm's map any more"
+    assert map_profile(model).schema_dialect == dialect
+    assert direct_profile(model).schema_dialect == dialect
+
+
 @pytest.mark.parametrize(
     ("changes", "words"),
     [

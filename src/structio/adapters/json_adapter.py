@@ -22,10 +22,16 @@ from structio.parsing.locate import (
 )
 from structio.parsing.stream import JSONStreamReader, StreamReader
 from structio.signatures.signature import Signature
+from structio.typemodel.dialects import DIALECTS, wire_schema
 from structio.typemodel.info import type_info
-from structio.typemodel.schema import strict_schema
+from structio.typemodel.schema import fields_schema
 
-__all__ = ["JSONAdapter", "strict_output_schema"]
+__all__ = [
+    "JSONAdapter",
+    "dialect_output_schema",
+    "output_schema",
+    "strict_output_schema",
+]
 
 
 class JSONAdapter(Adapter):
@@ -62,26 +68,29 @@ class JSONAdapter(Adapter):
         """Add a ``response_format`` the model supports, unless the caller chose one.
 
         What the model's `ModelProfile` (``lm.profile``) says it takes: a ``json_schema``
-        built from the output fields when it takes schemas; in the ``"openai-strict"``
-        dialect, a strict one, unless an output is an open ``dict`` (strict schemas cannot
-        express one, and forcing ``{}`` would lose data); in the ``"json-schema"`` dialect,
-        the plain schema with ``"strict": false``. Else ``{"type": "json_object"}`` when the
-        model takes JSON object mode (or schemas); nothing (plain prompting) otherwise.
+        built from the output fields, in the profile's schema dialect
+        (`structio.typemodel.dialects`), when it takes schemas: ``"openai-strict"`` (the
+        default) and ``"anthropic"`` with ``"strict": true``, ``"gemini"`` and
+        ``"json-schema"`` (local servers) with ``"strict": false``. When the dialect cannot
+        express the outputs (an open ``dict`` where objects must be closed: forcing ``{}``
+        would lose data; recursion a provider refuses), ``{"type": "json_object"}``; the
+        same when the model takes JSON object mode but no schemas; nothing (plain
+        prompting) otherwise.
         """
         kwargs = dict(params)
         if "response_format" in kwargs:
             return kwargs
         profile = lm.profile
-        strict = profile.schema_dialect == "openai-strict"
+        dialect = profile.schema_dialect
         schema: dict[str, Any] | None = None
-        if profile.json_schema:
-            schema = strict_output_schema(signature) if strict else output_schema(signature)
-        if schema is not None:
+        if profile.json_schema and dialect is not None:
+            schema = dialect_output_schema(signature, dialect)
+        if schema is not None and dialect is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
                     "name": _schema_name(signature),
-                    "strict": strict,
+                    "strict": DIALECTS[dialect].strict,
                     "schema": schema,
                 },
             }
@@ -174,41 +183,45 @@ def _schema_name(signature: type[Signature]) -> str:
 
 
 def output_schema(signature: type[Signature]) -> dict[str, Any]:
-    """A plain JSON schema of the outputs, every one required (the ``"json-schema"`` dialect).
+    """The JSON schema pydantic writes of the outputs, every one required, before any dialect.
 
-    Unlike `strict_output_schema`, objects stay as pydantic describes them: an open
-    ``dict`` is expressed, nothing is closed. Computed once per signature.
+    Objects stay as pydantic describes them: an open ``dict`` is expressed, nothing is
+    closed, unions are pydantic's. Computed once per signature.
     """
     cache = signature.__structio_cache__
     key = ("json", "schema")
     found: dict[str, Any] | None = cache.get(key)
     if found is None:
-        from pydantic import TypeAdapter
-
-        properties: dict[str, Any] = {}
-        defs: dict[str, Any] = {}
-        for name, field in signature.output_fields.items():
-            schema = TypeAdapter(field.annotation).json_schema()
-            defs.update(schema.pop("$defs", {}))
-            properties[name] = schema
-        found = {"type": "object", "properties": properties, "required": list(properties)}
-        if defs:
-            found["$defs"] = defs
-        cache[key] = found
+        found = cache[key] = fields_schema(
+            {name: f.annotation for name, f in signature.output_fields.items()}
+        )
     return found
+
+
+def dialect_output_schema(signature: type[Signature], dialect: str) -> dict[str, Any] | None:
+    """The outputs' schema in a dialect (`structio.typemodel.dialects`), or ``None``.
+
+    ``None`` when the dialect cannot express an output (an open ``dict`` where objects must
+    be closed, recursion the provider refuses): the caller falls back to JSON mode.
+    Computed once per signature and dialect.
+
+    Raises:
+        KeyError: ``dialect`` is not a schema dialect.
+    """
+    cache = signature.__structio_cache__
+    key = ("json", "schema", dialect)
+    if key not in cache:
+        cache[key] = wire_schema(output_schema(signature), dialect)
+    schema: dict[str, Any] | None = cache[key]
+    return schema
 
 
 def strict_output_schema(signature: type[Signature]) -> dict[str, Any] | None:
     """A strict JSON schema of the outputs, or ``None`` when an output is an open object.
 
-    Every object lists all its properties as required and forbids others, as OpenAI's
-    strict structured outputs demand. An open ``dict`` (or ``Any``) cannot be expressed
-    that way, and closing it would force ``{}``, so the caller falls back to JSON mode.
-    Computed once per signature.
+    OpenAI's strict dialect: every object lists all its properties as required and forbids
+    others, as OpenAI's strict structured outputs demand. An open ``dict`` (or ``Any``)
+    cannot be expressed that way, and closing it would force ``{}``, so the caller falls
+    back to JSON mode. Computed once per signature.
     """
-    cache = signature.__structio_cache__
-    key = ("json", "strict_schema")
-    if key not in cache:
-        cache[key] = strict_schema({n: f.annotation for n, f in signature.output_fields.items()})
-    schema: dict[str, Any] | None = cache[key]
-    return schema
+    return dialect_output_schema(signature, "openai-strict")

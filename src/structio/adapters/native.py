@@ -27,6 +27,7 @@ from structio._util.data import jsonable
 from structio.exceptions import ParseError, ToolCallError
 from structio.reasoning import Reasoning
 from structio.signatures.signature import Signature
+from structio.typemodel.dialects import plain_schema, wire_schema
 from structio.typemodel.info import core_type
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ __all__ = [
     "native_calls_of",
     "native_plan",
     "tool_calls_output",
+    "tool_entry",
     "tool_turn",
     "tool_types",
     "tools_input",
@@ -118,6 +120,8 @@ class Native:
         native_calls: The calls come as the reply's tool calls (the tools as ``tools=``).
         reasoning: The `Reasoning` output, or ``None``.
         native_reasoning: It comes from the reply's native reasoning.
+        dialect: The model's schema dialect (`ModelProfile.schema_dialect`): native tools'
+            parameters are written in Gemini's for ``"gemini"``, else in the plain one.
     """
 
     signature: type[Signature]
@@ -127,6 +131,7 @@ class Native:
     native_calls: bool
     reasoning: str | None
     native_reasoning: bool
+    dialect: str | None = None
 
     def wire_inputs(self, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
         """The inputs that go into the prompt (tools sent natively are not among them)."""
@@ -150,7 +155,7 @@ class Native:
 
             tools = [t if isinstance(t, Tool) else Tool(t) for t in inputs.get(self.tools) or ()]
             if tools:
-                out.setdefault("tools", [tool.to_openai() for tool in tools])
+                out.setdefault("tools", [tool_entry(tool, self.dialect) for tool in tools])
             else:  # no tools this time: the model can only answer in text
                 out.pop("tool_choice", None)
                 out.pop("parallel_tool_calls", None)
@@ -223,6 +228,24 @@ class Native:
         return ordered
 
 
+def tool_entry(tool: Tool, dialect: str | None) -> dict[str, Any]:
+    """A tool as an entry of ``tools=``: `Tool.to_openai`, its parameters in a dialect.
+
+    Native tools are not strict, so what a provider takes of their parameters is JSON
+    Schema less what none takes (``oneOf``, which becomes ``anyOf``; ``discriminator``):
+    the plain dialect, which leaves the parameters of most tools as they are (and DSPy's
+    requests byte for byte). Gemini's function declarations hold to Gemini's rules
+    whatever the mode: its dialect, when it can express the parameters.
+    """
+    entry = tool.to_openai()
+    function = entry["function"]
+    converted = wire_schema(function["parameters"], "gemini") if dialect == "gemini" else None
+    function["parameters"] = (
+        converted if converted is not None else plain_schema(function["parameters"])
+    )
+    return entry
+
+
 def _calls_text(calls: Any) -> str:
     try:
         return str(calls.model_dump(mode="json"))
@@ -266,7 +289,8 @@ def native_plan(
     as_reasoning = reasoning is not None and (
         native_reasoning if native_reasoning is not None else lm.profile.reasoning
     )
-    key = ("native", as_calls, as_reasoning)
+    dialect = lm.profile.schema_dialect if as_calls else None
+    key = ("native", as_calls, as_reasoning, dialect)
     plan = cache.get(key)
     if plan is None:
         wire = signature
@@ -274,7 +298,9 @@ def native_plan(
             wire = wire.delete(tools).delete(calls)
         if as_reasoning and reasoning is not None:
             wire = wire.delete(reasoning)
-        plan = cache[key] = Native(signature, wire, tools, calls, as_calls, reasoning, as_reasoning)
+        plan = cache[key] = Native(
+            signature, wire, tools, calls, as_calls, reasoning, as_reasoning, dialect
+        )
         if as_calls:
             # The wire signature has no calls field; its history still replays them.
             wire.__structio_cache__[_NATIVE_CALLS] = calls

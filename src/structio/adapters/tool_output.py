@@ -10,11 +10,12 @@ from typing import Any
 
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
-from structio.adapters.json_adapter import JSONAdapter, strict_output_schema
+from structio.adapters.json_adapter import JSONAdapter, dialect_output_schema
 from structio.adapters.native import Native, tool_calls_output, tools_input
 from structio.exceptions import ConfigurationError
 from structio.parsing.stream import StreamReader
 from structio.signatures.signature import Signature
+from structio.typemodel.dialects import DIALECTS, plain_schema, wire_schema
 
 __all__ = ["DEFAULT_TOOL_NAME", "ToolOutputAdapter", "answer_tool"]
 
@@ -29,9 +30,12 @@ class ToolOutputAdapter(JSONAdapter):
     ``TOOLS`` mode, pydantic-ai's ``ToolOutput``): the outputs' JSON schema goes on the
     request as a single function tool (``final_answer`` by default, described by the
     signature's instructions), ``tool_choice`` forces the model to call it, and the answer
-    is read from the call's ``arguments``. The schema is strict (every property required,
-    no others, ``"strict": true``) when the model supports strict schemas and no output is
-    an open ``dict``; otherwise it is pydantic's schema of the outputs, not strict.
+    is read from the call's ``arguments``. The schema is strict (``"strict": true``, in the
+    model profile's schema dialect: OpenAI's by default, every property required and no
+    others) when the model supports strict schemas and the dialect can express the
+    outputs (no open ``dict``; no recursion where the provider refuses it); otherwise it is
+    pydantic's schema of the outputs, not strict, with only what no provider takes changed
+    (``oneOf`` read as ``anyOf``, no ``discriminator``; Gemini's own rules for Gemini).
 
     The prompt is `JSONAdapter`'s with its output part replaced: the system message lists
     the outputs (names, types, descriptions) and says to answer by calling the tool; the
@@ -65,9 +69,10 @@ class ToolOutputAdapter(JSONAdapter):
         Args:
             tool_name: The name of the tool the model answers through.
             strict: Whether the tool's schema is strict: ``None`` (default) when the
-                model supports strict schemas (litellm's ``supports_response_schema``) and
-                the outputs can be expressed strictly; ``True`` always (an open ``dict``
-                output is then a `ConfigurationError`); ``False`` never.
+                model supports strict schemas (its profile's ``json_schema``, in a strict
+                dialect: ``"openai-strict"`` or ``"anthropic"``) and the outputs can be
+                expressed strictly; ``True`` always (an output the dialect cannot express,
+                such as an open ``dict``, is then a `ConfigurationError`); ``False`` never.
             native_reasoning: How a `Reasoning` output is filled (see `ChatAdapter`):
                 ``None`` (default) is native when the model returns its reasoning.
 
@@ -109,13 +114,16 @@ class ToolOutputAdapter(JSONAdapter):
                     "ChatAdapter or JSONAdapter to offer tools"
                 )
         kwargs = dict(params)
+        dialect = lm.profile.schema_dialect
         strict = getattr(self, "strict", None)
         if strict is None:
             strict = (
-                lm.profile.schema_dialect == "openai-strict"
-                and strict_output_schema(signature) is not None
+                dialect is not None
+                and DIALECTS[dialect].strict
+                and dialect_output_schema(signature, dialect) is not None
             )
-        kwargs["tools"] = [answer_tool(signature, self.tool_name, strict=strict)]
+        tool = answer_tool(signature, self.tool_name, strict=strict, dialect=dialect)
+        kwargs["tools"] = [tool]
         kwargs["tool_choice"] = {"type": "function", "function": {"name": self.tool_name}}
         return kwargs
 
@@ -179,26 +187,40 @@ class ToolOutputAdapter(JSONAdapter):
         return f"Respond by calling the `{self.tool_name}` tool with the arguments {names}."
 
 
-def answer_tool(signature: type[Signature], name: str, *, strict: bool) -> dict[str, Any]:
+def answer_tool(
+    signature: type[Signature], name: str, *, strict: bool, dialect: str | None = None
+) -> dict[str, Any]:
     """The ``tools`` entry whose arguments are the signature's outputs.
 
     Shaped as `structio.tools.Tool.to_openai` shapes a tool: ``{"type": "function",
     "function": {"name", "description", "parameters"}}``, with ``"strict": true`` and the
-    strict schema when ``strict``.
+    strict schema when ``strict``: in ``dialect`` when it is a strict one (``"anthropic"``),
+    else OpenAI's (for ``"gemini"``, OpenAI's then written in Gemini's terms). Not strict,
+    the schema is pydantic's in the plain dialect, or in Gemini's for ``"gemini"`` (whose
+    rules hold for every tool).
 
     Raises:
         ConfigurationError: ``strict`` and an output cannot be expressed strictly (an
-            open ``dict`` or ``Any``).
+            open ``dict`` or ``Any``, or recursion the dialect refuses).
     """
     if strict:
-        schema = strict_output_schema(signature)
-        if schema is None:
+        chosen = dialect if dialect is not None and DIALECTS[dialect].strict else "openai-strict"
+        found = dialect_output_schema(signature, chosen)
+        if found is not None and dialect == "gemini":  # closed, and in Gemini's terms
+            found = wire_schema(found, "gemini")
+        if found is None:
             raise ConfigurationError(
-                f"{signature.__name__} has an output that is an open dict (or Any), which a "
-                "strict tool schema cannot express; use ToolOutputAdapter(strict=None or False)"
+                f"{signature.__name__} has an output that is an open dict (or Any), or a "
+                f"recursive type the {chosen} schema dialect refuses, which a strict tool "
+                "schema cannot express; use ToolOutputAdapter(strict=None or False)"
             )
+        schema = found
     else:
-        schema = _loose_schema(signature)
+        loose = _loose_schema(signature)
+        converted = wire_schema(loose, "gemini") if dialect == "gemini" else None
+        # A Gemini model gets the plain schema when Gemini's rules cannot express it
+        # (recursion through required fields): the best there is, and pydantic's otherwise.
+        schema = converted if converted is not None else plain_schema(loose)
     function: dict[str, Any] = {"name": name}
     description = signature.instructions.strip()
     if description:  # none rather than an empty one: some providers refuse it

@@ -36,9 +36,19 @@ __all__ = [
     "profile_from_entry",
 ]
 
-SchemaDialect = Literal["openai-strict", "json-schema"]
-#: The schema dialects a ``response_format`` of type ``json_schema`` may take.
-SCHEMA_DIALECTS: tuple[str, ...] = ("openai-strict", "json-schema")
+SchemaDialect = Literal["openai-strict", "json-schema", "anthropic", "gemini"]
+#: The schema dialects a ``response_format`` of type ``json_schema`` may take (their rules:
+#: `structio.typemodel.dialects.DIALECTS`, which names the same ones).
+SCHEMA_DIALECTS: tuple[str, ...] = ("openai-strict", "json-schema", "anthropic", "gemini")
+
+# Providers of litellm's map whose models take schemas in their own dialect; a model of any
+# other provider takes OpenAI's (the default dialect).
+_PROVIDER_DIALECTS: dict[str, SchemaDialect] = {
+    "anthropic": "anthropic",
+    "vertex_ai-anthropic_models": "anthropic",
+    "gemini": "gemini",
+    "vertex_ai-language-models": "gemini",
+}
 
 _FLAGS = (
     "json_schema",
@@ -69,11 +79,17 @@ class ModelProfile:
     Attributes:
         json_schema: Takes a JSON schema as ``response_format`` (``{"type": "json_schema",
             ...}``).
-        schema_dialect: Which schemas ``json_schema`` takes: ``"openai-strict"`` (OpenAI's
-            strict subset: every property required, no other property allowed; a schema
-            that cannot be strict falls back to JSON object mode) or ``"json-schema"`` (a
-            plain JSON schema, sent with ``"strict": false``). ``None`` when
-            ``json_schema`` is False; ``"openai-strict"`` by default when it is True.
+        schema_dialect: Which schemas ``json_schema`` takes, and tools' parameters follow
+            (`structio.typemodel.dialects`): ``"openai-strict"`` (OpenAI's strict subset:
+            every property required, no other property allowed), ``"anthropic"``
+            (Anthropic's structured outputs: objects closed, no recursion, no numeric or
+            length bounds), ``"gemini"`` (Gemini's ``responseJsonSchema``: no ``const``,
+            few formats), each sent as it asks (``"strict": true`` for the first two), or
+            ``"json-schema"`` (a plain JSON schema for local servers, sent with
+            ``"strict": false``). A constraint a dialect lacks is written into the
+            description; a schema it cannot express at all falls back to JSON object
+            mode. ``None`` when ``json_schema`` is False; when it is True,
+            ``"openai-strict"`` by default (the map's Anthropic and Gemini models: theirs).
         json_object: Takes ``response_format={"type": "json_object"}``.
         tools: Takes ``tools=`` and answers with tool calls.
         parallel_tool_calls: Makes several tool calls in one answer.
@@ -148,14 +164,17 @@ class ModelProfile:
         """A copy with these fields changed (``profile.replace(tools=True)``).
 
         Turning ``json_schema`` on or off without naming a dialect gives the default
-        dialect (``"openai-strict"``) or none.
+        dialect (``"openai-strict"``) or none; setting it while it is on keeps the dialect.
 
         Raises:
             ConfigurationError: A name is not a field, or a value does not fit its field.
         """
         _check_names(changes)
         if "json_schema" in changes and "schema_dialect" not in changes:
-            changes["schema_dialect"] = None  # re-derived from json_schema
+            # Re-derived from json_schema, unless it stays on: a model's own dialect (an
+            # Anthropic model's, from the map) survives a transport saying it takes schemas.
+            kept = self.json_schema and changes["json_schema"] is True
+            changes["schema_dialect"] = self.schema_dialect if kept else None
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -247,7 +266,8 @@ def profile_from_entry(entry: Mapping[str, Any]) -> ModelProfile:
     """What an entry of litellm's model map says a model supports, and costs.
 
     JSON object mode and usage in streams are not in the map: they are the transport's to
-    say (see `structio.lm.models.direct_profile`).
+    say (see `structio.lm.models.direct_profile`). The schema dialect follows the provider:
+    Anthropic's and Gemini's models (also on Vertex AI) take theirs, all others OpenAI's.
     """
 
     def number(name: str, least: float) -> float | None:
@@ -260,8 +280,10 @@ def profile_from_entry(entry: Mapping[str, Any]) -> ModelProfile:
         value = number(name, 1)
         return int(value) if value is not None else None
 
+    provider = entry.get("litellm_provider")
     return ModelProfile(
         json_schema=bool(entry.get("supports_response_schema")),
+        schema_dialect=_PROVIDER_DIALECTS.get(provider) if isinstance(provider, str) else None,
         tools=bool(entry.get("supports_function_calling")),
         parallel_tool_calls=bool(entry.get("supports_parallel_function_calling")),
         reasoning=bool(entry.get("supports_reasoning")),
