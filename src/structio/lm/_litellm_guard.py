@@ -18,8 +18,12 @@ bytes are counted against `structio.lm._http.MAX_RESPONSE_BYTES`, for a body and
 whole stream alike. Each refusal is a `structio.lm._http.HTTPStatusError`, raised under
 whatever the SDK and litellm wrap it in; `refusal` finds it there.
 
-The other providers' requests go through litellm's own HTTP handler, which takes no
-client of ours: they are sent as litellm sends them.
+Most other providers' requests go through litellm's own HTTP handler (``HTTPHandler``,
+``AsyncHTTPHandler``, over httpx clients that follow redirects and read whole), and for
+the providers of `_HANDLER_PROVIDERS` litellm takes the handler of one call as its
+``client=`` argument, called, streamed, sync and async (litellm 1.83 on): `client_args`
+gives it one over the same guarded httpx client (`_handler`). Any other provider's
+requests are sent as litellm sends them.
 
 This module imports httpx: `structio.lm._litellm` imports it when litellm is used (litellm
 has imported httpx by then), never at ``import structio``.
@@ -67,6 +71,14 @@ class Resolvers(NamedTuple):
 # every litellm from 1.83 on: its ``openai`` / ``custom_openai`` chat route).
 _SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
 
+# The providers litellm sends through its own HTTP handler with the ``client=`` it is given,
+# an ``HTTPHandler`` or ``AsyncHTTPHandler``, for every request of a call, streamed or not
+# (read in litellm 1.83 and 1.110, and tested against a loopback server for each). Left
+# out: ``cohere`` (litellm passes it no client), ``openrouter`` (none in 1.83), ``groq``
+# (untested: its loopback answer fails as it is), ``vertex_ai`` (Google's credentials) and
+# the rest, not checked; a provider handed a client it does not take would fail outright.
+_HANDLER_PROVIDERS = frozenset({"anthropic", "gemini", "mistral", "deepseek", "xai", "fireworks_ai"})
+
 #: The most decompressed bytes made at once from a compressed body: a gzip bomb expands
 #: about a thousandfold, so one 64 KiB network read could otherwise be 64 MiB at once.
 _PIECE = 64 * 1024
@@ -79,13 +91,19 @@ _ZLIB = frozenset({"gzip", "x-gzip", "deflate"})
 def client_args(
     litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """What litellm is to send ``args`` with besides them: ``client``, a guarded SDK client.
+    """What litellm is to send ``args`` with besides them: ``client``, guarded.
 
-    Empty where litellm would not use it (another provider), where it is not structio's
-    to choose (a ``client`` in ``args``, a ``litellm.client_session`` set by the program),
-    and where no API key is set (litellm then fails as it always has, before any request).
+    A guarded SDK client for an OpenAI model, a handler of litellm's over a guarded httpx
+    client for a provider of `_HANDLER_PROVIDERS`. Empty where litellm would not use one
+    (another provider), where it is not structio's to choose (a ``client`` in ``args``, a
+    ``litellm.client_session`` set by the program, for OpenAI), and where no OpenAI API key
+    is set (litellm then fails as it always has, before any request).
     ``resolvers`` are litellm's own (see `Resolvers`; None: a litellm without them).
     """
+    if _handled(litellm, resolvers, args):
+        verify = _tls(resolvers)
+        http = _pool.client(("litellm", verify), lambda: _new_client(verify))
+        return {"client": _handler(http, args)}
     route = _route(litellm, resolvers, args, litellm.client_session)
     if route is None:
         return {}
@@ -108,6 +126,10 @@ async def aclient_args(
     litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Async form of `client_args` (its httpx client belongs to the running event loop)."""
+    if _handled(litellm, resolvers, args):
+        verify = _tls(resolvers)
+        http = await _pool.aclient(("litellm", verify), lambda: _new_async_client(verify))
+        return {"client": _async_handler(http, verify, args)}
     route = _route(litellm, resolvers, args, litellm.aclient_session)
     if route is None:
         return {}
@@ -152,6 +174,82 @@ def _route(
     if not found.api_key:
         return None
     return str(found.api_base), str(found.api_key), found.organization, verify
+
+
+def _handled(litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` go through litellm's HTTP handler with a ``client`` of structio's."""
+    if resolvers is None or args.get("client") is not None:
+        return False
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(
+            model=str(args.get("model")),
+            custom_llm_provider=args.get("custom_llm_provider"),
+            api_base=args.get("api_base") or args.get("base_url"),
+            api_key=args.get("api_key"),
+        )
+    except Exception:  # a model litellm cannot route: litellm says so itself
+        return False
+    return provider in _HANDLER_PROVIDERS
+
+
+def _tls(resolvers: Resolvers | None) -> Any:
+    """What litellm's own handler verifies TLS with (``litellm.ssl_verify``, ``SSL_CERT_FILE``)."""
+    return resolvers.tls() if resolvers is not None else True
+
+
+def _timeout(args: Mapping[str, Any]) -> Any:
+    """The call's timeout, for requests litellm sends with none (it gives its client one)."""
+    import litellm
+
+    return args.get("timeout") or litellm.request_timeout
+
+
+def _handler(http: httpx.Client, args: Mapping[str, Any]) -> Any:
+    """litellm's ``HTTPHandler`` over ``http``, a guarded client (pooled, never closed by it)."""
+    from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+    class Handler(HTTPHandler):  # type: ignore[misc]
+        """One call's handler: a request sent with no timeout gets the call's.
+
+        litellm's own handler has a client of the call's timeout; this one shares a
+        pooled client, whose timeout (httpx's five seconds) is no call's.
+        """
+
+        def post(self, *posted: Any, timeout: Any = None, **options: Any) -> Any:
+            chosen = _timeout(args) if timeout is None else timeout
+            return super().post(*posted, timeout=chosen, **options)
+
+        def close(self) -> None:
+            """Nothing: the client is the pool's (litellm 1.83 closes it when this goes)."""
+
+    return Handler(client=http, timeout=_timeout(args))
+
+
+def _async_handler(http: httpx.AsyncClient, verify: Any, args: Mapping[str, Any]) -> Any:
+    """litellm's ``AsyncHTTPHandler`` over ``http``, a guarded client (pooled, never closed by it).
+
+    A request with no timeout gets the handler's, the call's. litellm retries a request
+    that failed to connect over a client of the handler's making, and closes it after:
+    that one is a new guarded client.
+    """
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+    class Handler(AsyncHTTPHandler):  # type: ignore[misc]
+        """One call's handler over ``http``."""
+
+        def create_client(self, *_: Any, **__: Any) -> httpx.AsyncClient:
+            # The first (made by __init__) is replaced below by the pooled one at once.
+            return _new_async_client(verify) if made else http
+
+        async def close(self) -> None:
+            """Nothing: the client is the pool's (litellm 1.83 closes it when this goes)."""
+
+    made = False
+    handler = Handler(timeout=_timeout(args))
+    made = True
+    # The setter where litellm has one (1.100 on): not the handler's own, so not closed by it.
+    handler.client = http
+    return handler
 
 
 def _new_client(verify: Any) -> httpx.Client:
