@@ -327,11 +327,27 @@ ANTHROPIC = Provider(
                     "usage": {"input_tokens": 3, "output_tokens": 0},
                 },
             },
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hel"}},
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "lo"}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "hel"},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "lo"},
+            },
             {"type": "content_block_stop", "index": 0},
-            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 1},
+            },
             {"type": "message_stop"},
         ]
     ),
@@ -345,7 +361,9 @@ def gemini_part(text: str, **more: Any) -> dict[str, Any]:
 _GEMINI_USAGE = {"promptTokenCount": 3, "candidatesTokenCount": 1, "totalTokenCount": 4}
 GEMINI = Provider(
     "gemini/gemini-1.5-flash",
-    json.dumps({**gemini_part("hello", finishReason="STOP"), "usageMetadata": _GEMINI_USAGE}).encode(),
+    json.dumps(
+        {**gemini_part("hello", finishReason="STOP"), "usageMetadata": _GEMINI_USAGE}
+    ).encode(),
     b"".join(
         b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
         for chunk in [
@@ -452,7 +470,12 @@ def test_the_providers_of_the_same_handler_are_guarded_too(
 ) -> None:
     # OpenAI-shaped answers, sent by litellm's handler (not the OpenAI SDK).
     lm = sio.LM(
-        model, api_base=server.base_url, api_key="x", cache=False, num_retries=0, transport="litellm"
+        model,
+        api_base=server.base_url,
+        api_key="x",
+        cache=False,
+        num_retries=0,
+        transport="litellm",
     )
     server.reply(Reply(content="hello"))
     assert ask(lm, mode).text == "hello"

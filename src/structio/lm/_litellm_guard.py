@@ -61,10 +61,13 @@ class Resolvers(NamedTuple):
             ``OPENAI_BASE_URL``...), as litellm resolves them for its own client.
         tls: ``get_ssl_configuration()``: what litellm's own client verifies with
             (``litellm.ssl_verify``, ``SSL_CERT_FILE``...).
+        handlers: litellm's ``http_handler`` module: its ``HTTPHandler`` and
+            ``AsyncHTTPHandler``, subclassed by `_handler` and `_async_handler`.
     """
 
     credentials: Callable[..., Any]
     tls: Callable[[], Any]
+    handlers: Any
 
 
 # The providers litellm sends through the OpenAI SDK with the ``client=`` it is given (in
@@ -77,7 +80,9 @@ _SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
 # out: ``cohere`` (litellm passes it no client), ``openrouter`` (none in 1.83), ``groq``
 # (untested: its loopback answer fails as it is), ``vertex_ai`` (Google's credentials) and
 # the rest, not checked; a provider handed a client it does not take would fail outright.
-_HANDLER_PROVIDERS = frozenset({"anthropic", "gemini", "mistral", "deepseek", "xai", "fireworks_ai"})
+_HANDLER_PROVIDERS = frozenset(
+    {"anthropic", "gemini", "mistral", "deepseek", "xai", "fireworks_ai"}
+)
 
 #: The most decompressed bytes made at once from a compressed body: a gzip bomb expands
 #: about a thousandfold, so one 64 KiB network read could otherwise be 64 MiB at once.
@@ -100,10 +105,10 @@ def client_args(
     is set (litellm then fails as it always has, before any request).
     ``resolvers`` are litellm's own (see `Resolvers`; None: a litellm without them).
     """
-    if _handled(litellm, resolvers, args):
-        verify = _tls(resolvers)
+    if resolvers is not None and _handled(litellm, args):
+        verify = resolvers.tls()
         http = _pool.client(("litellm", verify), lambda: _new_client(verify))
-        return {"client": _handler(http, args)}
+        return {"client": _handler(resolvers.handlers.HTTPHandler, http, _timeout(litellm, args))}
     route = _route(litellm, resolvers, args, litellm.client_session)
     if route is None:
         return {}
@@ -126,10 +131,11 @@ async def aclient_args(
     litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Async form of `client_args` (its httpx client belongs to the running event loop)."""
-    if _handled(litellm, resolvers, args):
-        verify = _tls(resolvers)
+    if resolvers is not None and _handled(litellm, args):
+        verify = resolvers.tls()
         http = await _pool.aclient(("litellm", verify), lambda: _new_async_client(verify))
-        return {"client": _async_handler(http, verify, args)}
+        handler = resolvers.handlers.AsyncHTTPHandler
+        return {"client": _async_handler(handler, http, verify, _timeout(litellm, args))}
     route = _route(litellm, resolvers, args, litellm.aclient_session)
     if route is None:
         return {}
@@ -176,9 +182,9 @@ def _route(
     return str(found.api_base), str(found.api_key), found.organization, verify
 
 
-def _handled(litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]) -> bool:
+def _handled(litellm: Any, args: Mapping[str, Any]) -> bool:
     """Whether ``args`` go through litellm's HTTP handler with a ``client`` of structio's."""
-    if resolvers is None or args.get("client") is not None:
+    if args.get("client") is not None:
         return False
     try:
         _, provider, _, _ = litellm.get_llm_provider(
@@ -192,49 +198,41 @@ def _handled(litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any])
     return provider in _HANDLER_PROVIDERS
 
 
-def _tls(resolvers: Resolvers | None) -> Any:
-    """What litellm's own handler verifies TLS with (``litellm.ssl_verify``, ``SSL_CERT_FILE``)."""
-    return resolvers.tls() if resolvers is not None else True
-
-
-def _timeout(args: Mapping[str, Any]) -> Any:
+def _timeout(litellm: Any, args: Mapping[str, Any]) -> Any:
     """The call's timeout, for requests litellm sends with none (it gives its client one)."""
-    import litellm
-
     return args.get("timeout") or litellm.request_timeout
 
 
-def _handler(http: httpx.Client, args: Mapping[str, Any]) -> Any:
-    """litellm's ``HTTPHandler`` over ``http``, a guarded client (pooled, never closed by it)."""
-    from litellm.llms.custom_httpx.http_handler import HTTPHandler
+def _handler(base: Any, http: httpx.Client, call_timeout: Any) -> Any:
+    """A handler of litellm's, ``HTTPHandler``, over ``http``: a guarded client, the pool's."""
 
-    class Handler(HTTPHandler):  # type: ignore[misc]
+    class Handler(base):  # type: ignore[misc]
         """One call's handler: a request sent with no timeout gets the call's.
 
         litellm's own handler has a client of the call's timeout; this one shares a
         pooled client, whose timeout (httpx's five seconds) is no call's.
         """
 
-        def post(self, *posted: Any, timeout: Any = None, **options: Any) -> Any:
-            chosen = _timeout(args) if timeout is None else timeout
-            return super().post(*posted, timeout=chosen, **options)
+        def post(self, url: str, *, timeout: Any = None, **options: Any) -> Any:
+            # litellm names every argument but the URL (1.83 and on).
+            chosen = call_timeout if timeout is None else timeout
+            return super().post(url, timeout=chosen, **options)
 
         def close(self) -> None:
             """Nothing: the client is the pool's (litellm 1.83 closes it when this goes)."""
 
-    return Handler(client=http, timeout=_timeout(args))
+    return Handler(client=http, timeout=call_timeout)
 
 
-def _async_handler(http: httpx.AsyncClient, verify: Any, args: Mapping[str, Any]) -> Any:
-    """litellm's ``AsyncHTTPHandler`` over ``http``, a guarded client (pooled, never closed by it).
+def _async_handler(base: Any, http: httpx.AsyncClient, verify: Any, timeout: Any) -> Any:
+    """A handler of litellm's, ``AsyncHTTPHandler``, over ``http``: a guarded client, the pool's.
 
     A request with no timeout gets the handler's, the call's. litellm retries a request
     that failed to connect over a client of the handler's making, and closes it after:
     that one is a new guarded client.
     """
-    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 
-    class Handler(AsyncHTTPHandler):  # type: ignore[misc]
+    class Handler(base):  # type: ignore[misc]
         """One call's handler over ``http``."""
 
         def create_client(self, *_: Any, **__: Any) -> httpx.AsyncClient:
@@ -245,9 +243,9 @@ def _async_handler(http: httpx.AsyncClient, verify: Any, args: Mapping[str, Any]
             """Nothing: the client is the pool's (litellm 1.83 closes it when this goes)."""
 
     made = False
-    handler = Handler(timeout=_timeout(args))
+    handler = Handler(timeout=timeout)
     made = True
-    # The setter where litellm has one (1.100 on): not the handler's own, so not closed by it.
+    # The setter where litellm has one (newer than 1.83): not the handler's own, so never closed.
     handler.client = http
     return handler
 
