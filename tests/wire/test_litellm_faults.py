@@ -1,6 +1,8 @@
 """The litellm transport held to what the direct one does (tests/wire/test_transport_faults.py).
 
-Real litellm calls (``openai/test`` at a loopback ``api_base``) against the loopback server:
+Real litellm calls (``openai/test`` at a loopback ``api_base``; Anthropic's Messages API,
+Gemini's generateContent and the providers sent through the same handler of litellm's,
+under "other providers") against the loopback server:
 a redirect is refused, never followed (the prompt would go to the host it names); a
 response is read only up to `MAX_RESPONSE_BYTES` decompressed, a gzip bomb included, with
 memory to match; a stream is read whole however often one chunk repeats; and a body or a
@@ -16,6 +18,7 @@ import json
 import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -107,16 +110,28 @@ def test_both_transports_refuse_a_redirect_in_the_same_words(
 
 
 def test_the_guard_changes_nothing_of_litellm_for_anyone_else(server: OpenAIServer) -> None:
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, HTTPHandler
+
     litellm = get_litellm()
     wrapper = litellm.CustomStreamWrapper
     check, limit = wrapper.raise_on_model_repetition, litellm.REPEATED_STREAMING_CHUNK_LIMIT
+    handlers = {cls: dict(vars(cls)) for cls in (HTTPHandler, AsyncHTTPHandler)}
+    shared = litellm.module_level_client.client
     server.reply(Reply(content="abc" * 150, chunk_size=3))
     ask(litellm_lm(server), "stream")
     ask(litellm_lm(server), "acall")
+    for mode in MODES:  # through litellm's own handler, one of structio's
+        server.reply(Reply(raw_body=ANTHROPIC.body(mode)))
+        ask(provider_lm(server, ANTHROPIC), mode)
     # litellm's shared clients, its settings and its stream class are as they were.
     assert (litellm.client_session, litellm.aclient_session) == (None, None)
     assert limit == litellm.REPEATED_STREAMING_CHUNK_LIMIT
     assert wrapper.raise_on_model_repetition is check
+    # Its handler classes too, and the client its own handler sends with.
+    assert {cls: dict(vars(cls)) for cls in handlers} == handlers
+    assert litellm.module_level_client.client is shared
+    assert shared.follow_redirects
+    assert not shared.event_hooks["response"]
 
 
 # -- repeated chunks ----------------------------------------------------------------------------
@@ -264,3 +279,208 @@ def test_a_streamed_chunk_of_the_wrong_shape_is_structios_error(
     server.reply(Reply(raw_body=b"data: " + chunk + b"\n\ndata: [DONE]\n\n"))
     with pytest.raises(sio.LMError):
         ask(litellm_lm(server), mode)
+
+
+# -- other providers: litellm's own handler, given one of structio's ----------------------------
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A provider litellm sends through its handler: the model, and its answer as sent."""
+
+    model: str
+    answer: bytes
+    streamed: bytes
+
+    @property
+    def name(self) -> str:
+        return self.model.split("/")[0]
+
+    def body(self, mode: str) -> bytes:
+        return self.streamed if "stream" in mode else self.answer
+
+
+def sse(events: list[dict[str, Any]]) -> bytes:
+    """Server-sent events, each named by its type (as Anthropic sends them)."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+_MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude"}
+ANTHROPIC = Provider(
+    "anthropic/claude-3-5-haiku-latest",
+    json.dumps(
+        {
+            **_MESSAGE,
+            "content": [{"type": "text", "text": "hello"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 3, "output_tokens": 1},
+        }
+    ).encode(),
+    sse(
+        [
+            {
+                "type": "message_start",
+                "message": {
+                    **_MESSAGE,
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 3, "output_tokens": 0},
+                },
+            },
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "hel"},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "lo"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 1},
+            },
+            {"type": "message_stop"},
+        ]
+    ),
+)
+
+
+def gemini_part(text: str, **more: Any) -> dict[str, Any]:
+    return {"candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, **more}]}
+
+
+_GEMINI_USAGE = {"promptTokenCount": 3, "candidatesTokenCount": 1, "totalTokenCount": 4}
+GEMINI = Provider(
+    "gemini/gemini-1.5-flash",
+    json.dumps(
+        {**gemini_part("hello", finishReason="STOP"), "usageMetadata": _GEMINI_USAGE}
+    ).encode(),
+    b"".join(
+        b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
+        for chunk in [
+            gemini_part("hel"),
+            {**gemini_part("lo", finishReason="STOP"), "usageMetadata": _GEMINI_USAGE},
+        ]
+    ),
+)
+
+PROVIDERS = [ANTHROPIC, GEMINI]
+#: Where litellm sends each (streamed or not), from an ``api_base`` of the server's address.
+PATHS = {
+    ("anthropic", False): "/v1/messages",
+    ("anthropic", True): "/v1/messages",
+    ("gemini", False): "/models/gemini-1.5-flash:generateContent",
+    ("gemini", True): "/models/gemini-1.5-flash:streamGenerateContent?alt=sse",
+}
+
+
+def provider_lm(server: OpenAIServer, provider: Provider) -> sio.LM:
+    """An LM of ``provider`` at the server (litellm adds each provider's own path)."""
+    base = server.base_url.removesuffix("/v1")
+    return sio.LM(
+        provider.model, api_base=base, api_key="x", cache=False, num_retries=0, transport="litellm"
+    )
+
+
+def named(provider: Provider) -> str:
+    return provider.name
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", PROVIDERS, ids=named)
+def test_another_providers_answer_is_read_through_the_guard(
+    server: OpenAIServer, provider: Provider, mode: str
+) -> None:
+    # Twice: the pooled client outlives each call's handler (litellm 1.83 closes a
+    # handler's client when the handler goes).
+    server.reply(Reply(raw_body=provider.body(mode)), Reply(raw_body=provider.body(mode)))
+    lm = provider_lm(server, provider)
+    assert [ask(lm, mode).text for _ in range(2)] == ["hello", "hello"]
+    path = PATHS[provider.name, "stream" in mode]
+    assert [request.path for request in server.requests] == [path, path]
+
+
+@pytest.mark.parametrize("status", [307, 308])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", PROVIDERS, ids=named)
+def test_another_providers_redirect_is_refused_never_followed(
+    server: OpenAIServer, other: OpenAIServer, provider: Provider, mode: str, status: int
+) -> None:
+    target = other.base_url.replace("127.0.0.1", "localhost") + "/v1/messages"
+    server.reply(Reply(status=status, headers={"Location": target}))
+    with pytest.raises(sio.ServerError) as raised:
+        ask(provider_lm(server, provider), mode)
+    assert other.requests == []
+    assert f"HTTP {status}: a redirect to {target}, not followed" in str(raised.value)
+    assert raised.value.status_code == status
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", PROVIDERS, ids=named)
+def test_another_providers_gzip_bomb_is_read_only_up_to_the_limit(
+    server: OpenAIServer, small_limit: int, provider: Provider, mode: str
+) -> None:
+    body = gzip_bomb(64 * small_limit)
+    lm = provider_lm(server, provider)
+    server.reply(Reply(raw_body=provider.body(mode)))
+    ask(lm, mode)  # litellm's first call of a kind sets itself up: not counted
+    server.reply(Reply(raw_body=body, headers={"Content-Encoding": "gzip"}))
+    tracemalloc.start()
+    try:
+        with pytest.raises(sio.ServerError, match="MiB") as raised:
+            ask(lm, mode)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "decompressed" in str(raised.value)
+    assert peak < 8 * small_limit, peak
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", PROVIDERS, ids=named)
+def test_another_providers_large_plain_body_is_refused(
+    server: OpenAIServer, small_limit: int, provider: Provider, mode: str
+) -> None:
+    server.reply(Reply(raw_body=b'{"x": "' + b"a" * (2 * small_limit) + b'"}'))
+    with pytest.raises(sio.ServerError, match="MiB"):
+        ask(provider_lm(server, provider), mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "model",
+    [
+        "mistral/mistral-small-latest",
+        "deepseek/deepseek-chat",
+        "xai/grok-3",
+        "fireworks_ai/accounts/fireworks/models/llama-v3p1-8b-instruct",
+    ],
+)
+def test_the_providers_of_the_same_handler_are_guarded_too(
+    server: OpenAIServer, other: OpenAIServer, model: str, mode: str
+) -> None:
+    # OpenAI-shaped answers, sent by litellm's handler (not the OpenAI SDK).
+    lm = sio.LM(
+        model,
+        api_base=server.base_url,
+        api_key="x",
+        cache=False,
+        num_retries=0,
+        transport="litellm",
+    )
+    server.reply(Reply(content="hello"))
+    assert ask(lm, mode).text == "hello"
+    target = other.base_url.replace("127.0.0.1", "localhost") + "/chat/completions"
+    server.reply(Reply(status=307, headers={"Location": target}))
+    with pytest.raises(sio.ServerError, match="not followed"):
+        ask(lm, mode)
+    assert other.requests == []

@@ -201,11 +201,11 @@ def _resolvers() -> Any:
     from structio.lm._litellm_guard import Resolvers
 
     try:
-        from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
+        from litellm.llms.custom_httpx import http_handler
         from litellm.llms.openai.common_utils import get_openai_credentials
     except ImportError:  # moved in a later litellm: its own client is used, unguarded
         return None
-    return Resolvers(get_openai_credentials, get_ssl_configuration)
+    return Resolvers(get_openai_credentials, http_handler.get_ssl_configuration, http_handler)
 
 
 def _setup_error(args: Mapping[str, Any], exc: BaseException) -> ConfigurationError | None:

@@ -18,8 +18,12 @@ bytes are counted against `structio.lm._http.MAX_RESPONSE_BYTES`, for a body and
 whole stream alike. Each refusal is a `structio.lm._http.HTTPStatusError`, raised under
 whatever the SDK and litellm wrap it in; `refusal` finds it there.
 
-The other providers' requests go through litellm's own HTTP handler, which takes no
-client of ours: they are sent as litellm sends them.
+Most other providers' requests go through litellm's own HTTP handler (``HTTPHandler``,
+``AsyncHTTPHandler``, over httpx clients that follow redirects and read whole), and for
+the providers of `_HANDLER_PROVIDERS` litellm takes the handler of one call as its
+``client=`` argument, called, streamed, sync and async (litellm 1.83 on): `client_args`
+gives it one over the same guarded httpx client (`_handler`). Any other provider's
+requests are sent as litellm sends them.
 
 This module imports httpx: `structio.lm._litellm` imports it when litellm is used (litellm
 has imported httpx by then), never at ``import structio``.
@@ -57,15 +61,28 @@ class Resolvers(NamedTuple):
             ``OPENAI_BASE_URL``...), as litellm resolves them for its own client.
         tls: ``get_ssl_configuration()``: what litellm's own client verifies with
             (``litellm.ssl_verify``, ``SSL_CERT_FILE``...).
+        handlers: litellm's ``http_handler`` module: its ``HTTPHandler`` and
+            ``AsyncHTTPHandler``, subclassed by `_handler` and `_async_handler`.
     """
 
     credentials: Callable[..., Any]
     tls: Callable[[], Any]
+    handlers: Any
 
 
 # The providers litellm sends through the OpenAI SDK with the ``client=`` it is given (in
 # every litellm from 1.83 on: its ``openai`` / ``custom_openai`` chat route).
 _SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
+
+# The providers litellm sends through its own HTTP handler with the ``client=`` it is given,
+# an ``HTTPHandler`` or ``AsyncHTTPHandler``, for every request of a call, streamed or not
+# (read in litellm 1.83 and 1.110, and tested against a loopback server for each). Left
+# out: ``cohere`` (litellm passes it no client), ``openrouter`` (none in 1.83), ``groq``
+# (untested: its loopback answer fails as it is), ``vertex_ai`` (Google's credentials) and
+# the rest, not checked; a provider handed a client it does not take would fail outright.
+_HANDLER_PROVIDERS = frozenset(
+    {"anthropic", "gemini", "mistral", "deepseek", "xai", "fireworks_ai"}
+)
 
 #: The most decompressed bytes made at once from a compressed body: a gzip bomb expands
 #: about a thousandfold, so one 64 KiB network read could otherwise be 64 MiB at once.
@@ -79,13 +96,19 @@ _ZLIB = frozenset({"gzip", "x-gzip", "deflate"})
 def client_args(
     litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """What litellm is to send ``args`` with besides them: ``client``, a guarded SDK client.
+    """What litellm is to send ``args`` with besides them: ``client``, guarded.
 
-    Empty where litellm would not use it (another provider), where it is not structio's
-    to choose (a ``client`` in ``args``, a ``litellm.client_session`` set by the program),
-    and where no API key is set (litellm then fails as it always has, before any request).
+    A guarded SDK client for an OpenAI model, a handler of litellm's over a guarded httpx
+    client for a provider of `_HANDLER_PROVIDERS`. Empty where litellm would not use one
+    (another provider), where it is not structio's to choose (a ``client`` in ``args``, a
+    ``litellm.client_session`` set by the program, for OpenAI), and where no OpenAI API key
+    is set (litellm then fails as it always has, before any request).
     ``resolvers`` are litellm's own (see `Resolvers`; None: a litellm without them).
     """
+    if resolvers is not None and _handled(litellm, args):
+        verify = resolvers.tls()
+        http = _pool.client(("litellm", verify), lambda: _new_client(verify))
+        return {"client": _handler(resolvers.handlers.HTTPHandler, http, _timeout(litellm, args))}
     route = _route(litellm, resolvers, args, litellm.client_session)
     if route is None:
         return {}
@@ -108,6 +131,11 @@ async def aclient_args(
     litellm: Any, resolvers: Resolvers | None, args: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Async form of `client_args` (its httpx client belongs to the running event loop)."""
+    if resolvers is not None and _handled(litellm, args):
+        verify = resolvers.tls()
+        http = await _pool.aclient(("litellm", verify), lambda: _new_async_client(verify))
+        handler = resolvers.handlers.AsyncHTTPHandler
+        return {"client": _async_handler(handler, http, verify, _timeout(litellm, args))}
     route = _route(litellm, resolvers, args, litellm.aclient_session)
     if route is None:
         return {}
@@ -152,6 +180,74 @@ def _route(
     if not found.api_key:
         return None
     return str(found.api_base), str(found.api_key), found.organization, verify
+
+
+def _handled(litellm: Any, args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` go through litellm's HTTP handler with a ``client`` of structio's."""
+    if args.get("client") is not None:
+        return False
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(
+            model=str(args.get("model")),
+            custom_llm_provider=args.get("custom_llm_provider"),
+            api_base=args.get("api_base") or args.get("base_url"),
+            api_key=args.get("api_key"),
+        )
+    except Exception:  # a model litellm cannot route: litellm says so itself
+        return False
+    return provider in _HANDLER_PROVIDERS
+
+
+def _timeout(litellm: Any, args: Mapping[str, Any]) -> Any:
+    """The call's timeout, for requests litellm sends with none (it gives its client one)."""
+    return args.get("timeout") or litellm.request_timeout
+
+
+def _handler(base: Any, http: httpx.Client, call_timeout: Any) -> Any:
+    """A handler of litellm's, ``HTTPHandler``, over ``http``: a guarded client, the pool's."""
+
+    class Handler(base):  # type: ignore[misc]
+        """One call's handler: a request sent with no timeout gets the call's.
+
+        litellm's own handler has a client of the call's timeout; this one shares a
+        pooled client, whose timeout (httpx's five seconds) is no call's.
+        """
+
+        def post(self, url: str, *, timeout: Any = None, **options: Any) -> Any:
+            # litellm names every argument but the URL (1.83 and on).
+            chosen = call_timeout if timeout is None else timeout
+            return super().post(url, timeout=chosen, **options)
+
+        def close(self) -> None:
+            """Nothing: the client is the pool's (litellm 1.83 closes it when this goes)."""
+
+    return Handler(client=http, timeout=call_timeout)
+
+
+def _async_handler(base: Any, http: httpx.AsyncClient, verify: Any, timeout: Any) -> Any:
+    """A handler of litellm's, ``AsyncHTTPHandler``, over ``http``: a guarded client, the pool's.
+
+    A request with no timeout gets the handler's, the call's. litellm retries a request
+    that failed to connect over a client of the handler's making, and closes it after:
+    that one is a new guarded client.
+    """
+
+    class Handler(base):  # type: ignore[misc]
+        """One call's handler over ``http``."""
+
+        def create_client(self, *_: Any, **__: Any) -> httpx.AsyncClient:
+            # The first (made by __init__) is replaced below by the pooled one at once.
+            return _new_async_client(verify) if made else http
+
+        async def close(self) -> None:
+            """Nothing: the client is the pool's (litellm 1.83 closes it when this goes)."""
+
+    made = False
+    handler = Handler(timeout=timeout)
+    made = True
+    # The setter where litellm has one (newer than 1.83): not the handler's own, so never closed.
+    handler.client = http
+    return handler
 
 
 def _new_client(verify: Any) -> httpx.Client:
