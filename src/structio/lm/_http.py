@@ -17,7 +17,6 @@ import urllib.parse
 from collections.abc import AsyncGenerator, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from structio._util.secrets import secret_values
 from structio.exceptions import (
     AuthenticationError,
     ConfigurationError,
@@ -276,7 +275,7 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
         extra = client.get(setting)
         if isinstance(extra, Mapping):
             headers.update({str(k): str(v) for k, v in extra.items()})
-    secrets = tuple(secret_values({"api_base": base})) if "@" in base or "?" in base else ()
+    secrets = _pool.address_secrets({"api_base": base})
     return Endpoint(url, headers, name, provider_name, _client_key(client), base, secrets)
 
 

@@ -23,6 +23,7 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
+from structio.lm import _pool
 from structio.lm._errors import (
     body_detail,
     context_exceeded_text,
@@ -172,7 +173,8 @@ def _completion(args: dict[str, Any]) -> Any:
     litellm = get_litellm()
     guarded = _litellm_guard.client_args(litellm, _resolvers(), args)
     try:
-        return litellm.completion(**args, **guarded)
+        with _pool.hidden(_pool.address_secrets(args)):  # from httpx's log of the request
+            return litellm.completion(**args, **guarded)
     except Exception as exc:
         setup = _setup_error(args, exc)
         if setup is not None:
@@ -187,7 +189,8 @@ async def _acompletion(args: dict[str, Any]) -> Any:
     litellm = get_litellm()
     guarded = await _litellm_guard.aclient_args(litellm, _resolvers(), args)
     try:
-        return await litellm.acompletion(**args, **guarded)
+        with _pool.hidden(_pool.address_secrets(args)):
+            return await litellm.acompletion(**args, **guarded)
     except Exception as exc:
         setup = _setup_error(args, exc)
         if setup is not None:

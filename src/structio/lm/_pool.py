@@ -9,7 +9,8 @@ httpx logs each request it sends at INFO, its URL whole (``HTTP Request: POST <u
 by the one secret rule: `structio._util.secrets.public_url`) would reach every program that
 logs at INFO. A request sent through `opened` (`aopened`), or inside `hidden`, has the
 credentials of its address replaced in httpx's records by a filter on httpx's logger; the
-requests of the rest of the program are logged as httpx logs them.
+requests of the rest of the program are logged as httpx logs them. litellm's logger, which
+logs a request's ``api_base`` at DEBUG, gets the same filter.
 """
 
 from __future__ import annotations
@@ -18,18 +19,18 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from structio._util.secrets import redact
+from structio._util.secrets import redact, secret_values
 
 if TYPE_CHECKING:
     import asyncio
 
     import httpx
 
-__all__ = ["aclient", "aopened", "client", "hidden", "opened"]
+__all__ = ["aclient", "address_secrets", "aopened", "client", "hidden", "opened"]
 
 # -- what httpx logs -------------------------------------------------------------------------------
 
@@ -58,10 +59,23 @@ _FILTER = _HideURLSecrets()
 
 
 def _watch_httpx_log() -> None:
-    """Put the filter on httpx's logger, once (it stays: it costs nothing when idle)."""
-    found = logging.getLogger("httpx")
-    if _FILTER not in found.filters:
-        found.addFilter(_FILTER)
+    """Put the filter on httpx's and litellm's loggers, once (it costs nothing when idle).
+
+    litellm logs a request's ``api_base`` whole at DEBUG (1.83 does), as httpx logs its URL.
+    """
+    for name in ("httpx", "LiteLLM"):
+        found = logging.getLogger(name)
+        if _FILTER not in found.filters:
+            found.addFilter(_FILTER)
+
+
+def address_secrets(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """The credentials in the address of these settings (``api_base`` or ``base_url``).
+
+    Its user, password and query values (see `structio._util.secrets.public_url`).
+    """
+    base = str(settings.get("api_base") or settings.get("base_url") or "")
+    return tuple(secret_values({"api_base": base})) if "@" in base or "?" in base else ()
 
 
 @contextlib.contextmanager
@@ -74,6 +88,7 @@ def hidden(secrets: Sequence[str]) -> Iterator[None]:
     if not secrets:
         yield
         return
+    _watch_httpx_log()  # also for a request litellm sends over a client of its own
     token = _URL_SECRETS.set(secrets)
     try:
         yield
