@@ -684,8 +684,9 @@ class _Echoes:
 
 
 # Keyed by the input strings themselves: a stream reader asks once per reading with the same
-# strings, whose hashes Python keeps, so a hit costs no pass over an input.
-_echoes = functools.lru_cache(maxsize=64)(_Echoes)
+# strings, whose hashes Python keeps, so a hit costs no pass over an input. Small, because
+# it holds the inputs (documents, maybe) and a copy of each.
+_echoes = functools.lru_cache(maxsize=16)(_Echoes)
 
 
 def _echo_spans(text: str, needles: list[str]) -> list[list[int]]:
