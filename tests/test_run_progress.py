@@ -11,7 +11,7 @@ import pytest
 
 import structio as sio
 from structio._util import progress as _progress
-from structio.lm import _http, _litellm
+from structio.lm import _exchange, _litellm
 from structio.lm import lm as lm_module
 from structio.run import run_file
 from tests.wire.server import OpenAIServer, Reply
@@ -37,13 +37,13 @@ def test_a_terminal_is_told_the_client_loads_and_the_bar_counts_data_rows(
     screen = Terminal()
     monkeypatch.setattr(_progress.sys, "stderr", screen)
     loaded: list[str] = []
-    real_load = _http.load
+    real_load = _exchange.load
 
     def load(params: Any) -> None:
         loaded.append(screen.getvalue())  # what the terminal showed while it loaded
         real_load(params)
 
-    monkeypatch.setattr(_http, "load", load)
+    monkeypatch.setattr(_exchange, "load", load)
     data = tmp_path / "rows.csv"
     data.write_text("question\n" + "".join(f"q{n}\n" for n in range(30)), encoding="utf-8")
     lm = sio.LM("openai/m", api_base=server.base_url, api_key="k", cache=False)
@@ -86,10 +86,10 @@ def test_loading_the_client_is_no_part_of_the_first_calls_latency(
     server: OpenAIServer, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
     clock = Clock()
-    for module in (lm_module, _http, _litellm):
+    for module in (lm_module, _exchange, _litellm):
         monkeypatch.setattr(module, "time", clock)
     # Loading takes 100 s on this clock: litellm's import, as slow as it gets.
-    real_load, real_litellm = _http.load, _litellm.get_litellm
+    real_load, real_litellm = _exchange.load, _litellm.get_litellm
 
     loads: list[str] = []
 
@@ -106,7 +106,7 @@ def test_loading_the_client_is_no_part_of_the_first_calls_latency(
         loads.append("litellm")
         return real_litellm()
 
-    monkeypatch.setattr(_http, "load", slow_load)
+    monkeypatch.setattr(_exchange, "load", slow_load)
     monkeypatch.setattr(_litellm, "get_litellm", slow_litellm)
     lm = sio.LM("openai/m", api_base=server.base_url, api_key="k", cache=False, transport=transport)
     response = lm([{"role": "user", "content": "hi"}])

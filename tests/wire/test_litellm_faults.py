@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import structio as sio
-from structio.lm import _http
+from structio.lm import _exchange
 from structio.lm._litellm import get_litellm
 from tests.wire.server import OpenAIServer, Reply, gzip_bomb
 
@@ -71,7 +71,7 @@ def other() -> Iterator[OpenAIServer]:
 
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(_http, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(_exchange, "MAX_RESPONSE_BYTES", 1024 * 1024)
     return 1024 * 1024
 
 

@@ -148,7 +148,7 @@ def test_context_window_exceeded_is_mapped_and_not_retried(
     assert error.provider == "openai"
     assert "maximum context length is 10 tokens" in str(error)
     # The cause is the transport's own exception, with the provider's text as it came.
-    cause_module = "litellm" if transport == "litellm" else "structio.lm._http"
+    cause_module = "litellm" if transport == "litellm" else "structio.lm._exchange"
     assert type(error.__cause__).__module__.startswith(cause_module)
 
 

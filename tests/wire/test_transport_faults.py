@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 import structio as sio
-from structio.lm import _http
+from structio.lm import _exchange
 from tests.wire.server import OpenAIServer, Reply, gzip_bomb
 
 MakeLM = Callable[..., sio.LM]
@@ -22,7 +22,7 @@ HI = [{"role": "user", "content": "hi"}]
 
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(_http, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(_exchange, "MAX_RESPONSE_BYTES", 1024 * 1024)
     return 1024 * 1024
 
 

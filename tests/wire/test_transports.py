@@ -102,8 +102,8 @@ def test_model_type_is_never_sent_to_the_server(server: OpenAIServer, make_lm: M
     server.reply(Reply("hi"))
     assert make_lm(model_type="chat")("hello") == ["hi"]
     assert "model_type" not in server.requests[0].body
-    with pytest.raises(sio.ConfigurationError, match=r"model_type='responses'.*not supported"):
-        make_lm(model_type="responses")
+    with pytest.raises(sio.ConfigurationError, match=r"api='completions'"):
+        make_lm(model_type="completions")
     assert len(server.requests) == 1
 
 

@@ -10,33 +10,34 @@ path (`structio.lm._errors`).
 
 from __future__ import annotations
 
-import json
 import os
-import time
-import urllib.parse
-from collections.abc import AsyncGenerator, Generator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import (
     AuthenticationError,
     ConfigurationError,
-    ContextWindowExceededError,
-    LMConnectionError,
     LMError,
-    LMTimeoutError,
-    ServerError,
 )
 from structio.lm import _pool
 from structio.lm._errors import (
-    body_detail,
     check_api_base,
-    context_exceeded_text,
     lm_error,
-    redirect_detail,
-    request_url,
-    retry_after,
-    status_error_class,
 )
+from structio.lm._exchange import (
+    Endpoint,
+    HTTPStatusError,
+    HTTPTransport,
+    WireAPI,
+    _exchange_async,
+    _exchange_sync,
+    _stream_async,
+    _stream_sync,
+    client_key,
+    joined,
+    load,
+)
+from structio.lm._exchange import translate_error as _translate_error
 from structio.lm._stream import StreamAssembler, logprobs_of, reasoning_of, usage_of
 from structio.lm.base import no_choices_error
 from structio.lm.client import LITELLM_ONLY, is_client_setting
@@ -44,14 +45,18 @@ from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 __all__ = [
+    "CHAT",
     "DIRECT_PROVIDERS",
+    "ChatAPI",
     "DirectTransport",
     "Endpoint",
     "HTTPStatusError",
+    "HTTPTransport",
     "Provider",
+    "WireAPI",
     "check",
     "endpoint",
     "joined",
@@ -123,10 +128,6 @@ DIRECT_PROVIDERS: dict[str, Provider] = {
 # would multiply structio's retries (num_retries), so a caller's is dropped too.
 _NOT_SENT = frozenset({"timeout", "num_retries", "max_retries"})
 
-#: The most bytes of one response read, after decompression (a body, or a whole stream):
-#: a completion is kilobytes; past this, a server (or a gzip bomb) is refused, not buffered.
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-
 _DEFAULT_AZURE_VERSION = "2024-10-21"
 # OpenAI's reasoning models take max_completion_tokens and refuse max_tokens.
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -181,23 +182,6 @@ def check(model: str, client: Mapping[str, Any]) -> None:
 def _is_openai_name(model: str) -> bool:
     info = model_info(model)  # reads the map only when a bare name needs it
     return info is not None and info.provider == "openai"
-
-
-class Endpoint(NamedTuple):
-    """Where one request goes: the URL, the headers and the model name in the body.
-
-    ``base`` is the API base the URL was made from (other paths of the API are `joined` to
-    it); ``secrets`` are the credentials it carries in its address (user, password, query
-    values), hidden from what httpx logs of a request (`structio.lm._pool.hidden`).
-    """
-
-    url: str
-    headers: dict[str, str]
-    model: str
-    provider: str
-    client_key: tuple[Any, ...]
-    base: str = ""
-    secrets: tuple[str, ...] = ()
 
 
 def _setting(params: Mapping[str, Any], *names: str) -> Any:
@@ -276,32 +260,7 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
         if isinstance(extra, Mapping):
             headers.update({str(k): str(v) for k, v in extra.items()})
     secrets = _pool.address_secrets({"api_base": base})
-    return Endpoint(url, headers, name, provider_name, _client_key(client), base, secrets)
-
-
-def joined(base: str, path: str, query: str = "") -> str:
-    """``base`` with ``path`` added to its path, its query (if any) kept after them.
-
-    An API base may carry a query (``https://host/v1?key=...``): the path goes before it,
-    not into it. A fragment is never sent, so it is dropped.
-    """
-    if "?" not in base and "#" not in base:
-        return f"{base}{path}?{query}" if query else f"{base}{path}"
-    parts = urllib.parse.urlsplit(base)
-    merged = "&".join(part for part in (parts.query, query) if part)
-    return urllib.parse.urlunsplit(
-        (parts.scheme, parts.netloc, parts.path.rstrip("/") + path, merged, "")
-    )
-
-
-def _client_key(client: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Which pooled client serves requests with these settings: one per proxy and TLS setting."""
-    return (client.get("proxy"), client.get("verify", True))
-
-
-def load(client: Mapping[str, Any]) -> None:
-    """Import httpx and open the client requests with these settings use (once: then free)."""
-    _pool.client(_client_key(client))
+    return Endpoint(url, headers, name, provider_name, client_key(client), base, secrets)
 
 
 def key_variables(model: str) -> tuple[str, ...] | None:
@@ -342,30 +301,44 @@ def request_body(
     return body
 
 
-# -- requests -----------------------------------------------------------------------------------
+class ChatAPI:
+    """OpenAI's chat completions (``/chat/completions``), and every server that speaks it."""
+
+    def provider(self, model: str) -> str:
+        """The provider prefix the model names, else ``"openai"``."""
+        return _split(model)[0] or "openai"
+
+    def endpoint(self, model: str, client: Mapping[str, Any], *, stream: bool) -> Endpoint:
+        """`endpoint` (the same URL streamed or not)."""
+        return endpoint(model, client)
+
+    def body(
+        self,
+        point: Endpoint,
+        messages: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        client: Mapping[str, Any],
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        """`request_body`, with ``stream: true`` when streamed."""
+        return request_body(
+            point, messages, {**params, "stream": True} if stream else params, client
+        )
+
+    def response(
+        self, data: Mapping[str, Any], model: str, provider: str, latency: float, attempts: int
+    ) -> LMResponse:
+        """`to_response`."""
+        return to_response(data, model, provider, latency, attempts)
+
+    def assembler(self, model: str, provider: str) -> StreamAssembler:
+        """A `StreamAssembler` of ``chat.completion.chunk`` lines."""
+        return StreamAssembler(model, provider)
 
 
-class HTTPStatusError(Exception):
-    """A response that is not a completion: its status, text and headers, to translate."""
-
-    def __init__(self, status: int | None, text: str, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}: {text}" if status else text)
-        self.status = status
-        self.text = text
-        self.headers = dict(headers)
-
-
-def _encode(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _post(
-    http: httpx.Client | httpx.AsyncClient, point: Endpoint, body: dict[str, Any], timeout: float
-) -> httpx.Request:
-    """The request of one call: ``body`` posted to ``point``."""
-    return http.build_request(
-        "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
-    )
+#: The chat-completions API (the direct transport's own).
+CHAT = ChatAPI()
 
 
 def send(
@@ -377,13 +350,8 @@ def send(
     start: float,
     attempt: int,
 ) -> LMResponse:
-    """Make one request and read its response (raising what `translate_error` reads)."""
-    point = endpoint(model, client)
-    body = request_body(point, messages, params, client)
-    http = _pool.client(point.client_key)
-    with _pool.opened(http, _post(http, point, body, timeout), point.secrets) as response:
-        content = _bounded(response.iter_bytes(), response)
-    return _read(response, content, model, point.provider, start, attempt)
+    """Make one chat-completions request and read its response (see `translate_error`)."""
+    return _exchange_sync(CHAT, model, messages, params, client, timeout, start, attempt)
 
 
 async def asend(
@@ -396,12 +364,7 @@ async def asend(
     attempt: int,
 ) -> LMResponse:
     """Async form of `send`."""
-    point = endpoint(model, client)
-    body = request_body(point, messages, params, client)
-    http = await _pool.aclient(point.client_key)
-    async with _pool.aopened(http, _post(http, point, body, timeout), point.secrets) as response:
-        content = await _abounded(response)
-    return _read(response, content, model, point.provider, start, attempt)
+    return await _exchange_async(CHAT, model, messages, params, client, timeout, start, attempt)
 
 
 def stream(
@@ -416,26 +379,10 @@ def stream(
 
     Closing the generator closes the HTTP response. ``attempt`` is the LM's count, unused.
     """
-    point = endpoint(model, client)
-    body = request_body(point, messages, {**params, "stream": True}, client)
-    http = _pool.client(point.client_key)
-    with _pool.opened(http, _post(http, point, body, timeout), point.secrets) as response:
-        if response.status_code != 200:
-            text = _bounded(response.iter_bytes(), response).decode(errors="replace")
-            raise HTTPStatusError(response.status_code, text, response.headers)
-        assembler = StreamAssembler(model, point.provider)
-        size = 0
-        for line in response.iter_lines():
-            size += len(line) + 1
-            if size > MAX_RESPONSE_BYTES:
-                raise _too_large(response)
-            new = assembler.feed_line(line)
-            if new:
-                yield new
-    yield assembler
+    return _stream_sync(CHAT, model, messages, params, client, timeout)
 
 
-async def astream(
+def astream(
     model: str,
     messages: list[dict[str, Any]],
     params: Mapping[str, Any],
@@ -444,85 +391,7 @@ async def astream(
     attempt: int = 1,
 ) -> AsyncGenerator[str | StreamAssembler, None]:
     """Async form of `stream`."""
-    point = endpoint(model, client)
-    body = request_body(point, messages, {**params, "stream": True}, client)
-    http = await _pool.aclient(point.client_key)
-    async with _pool.aopened(http, _post(http, point, body, timeout), point.secrets) as response:
-        if response.status_code != 200:
-            text = (await _abounded(response)).decode(errors="replace")
-            raise HTTPStatusError(response.status_code, text, response.headers)
-        assembler = StreamAssembler(model, point.provider)
-        size = 0
-        async for line in response.aiter_lines():
-            size += len(line) + 1
-            if size > MAX_RESPONSE_BYTES:
-                raise _too_large(response)
-            new = assembler.feed_line(line)
-            if new:
-                yield new
-    yield assembler
-
-
-def _bounded(pieces: Iterable[bytes], response: httpx.Response) -> bytes:
-    """The decompressed body, read piece by piece up to `MAX_RESPONSE_BYTES`."""
-    read: list[bytes] = []
-    size = 0
-    for piece in pieces:
-        size += len(piece)
-        if size > MAX_RESPONSE_BYTES:
-            raise _too_large(response)
-        read.append(piece)
-    return b"".join(read)
-
-
-async def _abounded(response: httpx.Response) -> bytes:
-    """Async form of `_bounded`, over the response's decompressed bytes."""
-    read: list[bytes] = []
-    size = 0
-    async for piece in response.aiter_bytes():
-        size += len(piece)
-        if size > MAX_RESPONSE_BYTES:
-            raise _too_large(response)
-        read.append(piece)
-    return b"".join(read)
-
-
-def _too_large(response: httpx.Response) -> HTTPStatusError:
-    return HTTPStatusError(
-        None,
-        f"the response passed {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB (decompressed) and "
-        "was not read further: no completion is that large (a misbehaving server, or a "
-        "compressed body that expands without bound)",
-        response.headers,
-    )
-
-
-def _read(
-    response: httpx.Response,
-    content: bytes,
-    model: str,
-    provider: str,
-    start: float,
-    attempt: int,
-) -> LMResponse:
-    text = content.decode(errors="replace")
-    if response.status_code != 200:
-        raise HTTPStatusError(response.status_code, text, response.headers)
-    try:
-        data = json.loads(content)
-    except ValueError:
-        raise HTTPStatusError(None, f"the response is not JSON: {text[:2000]}", {}) from None
-    if not isinstance(data, dict):
-        raise HTTPStatusError(None, f"the response is not a JSON object: {text[:2000]}", {})
-    try:
-        return to_response(data, model, provider, time.perf_counter() - start, attempt)
-    except LMError:
-        raise
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:
-        # A body of the wrong shape ({"choices": 5}) is the server's fault, in our tree.
-        raise HTTPStatusError(
-            None, f"the response is not a chat.completion ({exc}): {text[:2000]}", {}
-        ) from None
+    return _stream_async(CHAT, model, messages, params, client, timeout)
 
 
 def _text(content: Any) -> str:
@@ -579,72 +448,30 @@ def translate_error(
     secrets: Sequence[str] = (),
     key_given: bool = False,
 ) -> LMError | None:
-    """Translate a failure of `send` into structio's tree; None if it is not one of ours.
-
-    ``key_given`` is unused here: a missing key is refused before any request is sent.
-    """
-    prefix, _ = _split(model)
-    provider = prefix or "openai"
-    common: dict[str, Any] = {
-        "model": model,
-        "provider": provider,
-        "attempts": attempts,
-        "secrets": secrets,
-    }
-    if isinstance(exc, HTTPStatusError):
-        detail, code = body_detail(exc.text, exc.status)
-        status = exc.status
-        if status is not None and 300 <= status < 400:  # redirects are never followed
-            detail = redirect_detail(status, exc.headers)
-        cls: type[LMError] = status_error_class(status) if status else ServerError
-        if status in (400, 413, 422) and (
-            code == "context_length_exceeded" or context_exceeded_text(detail)
-        ):
-            cls = ContextWindowExceededError
-        return lm_error(
-            cls,
-            detail=detail,
-            status=status,
-            retry_after=retry_after(exc.headers),
-            **common,
-        )
-    module = type(exc).__module__
-    if not module.startswith(("httpx", "httpcore")):
-        return None
-    import httpx
-
-    if isinstance(exc, httpx.TimeoutException):
-        return lm_error(LMTimeoutError, detail=_exception_text(exc), url=request_url(exc), **common)
-    if isinstance(exc, httpx.TransportError):
-        return lm_error(
-            LMConnectionError, detail=_exception_text(exc), url=request_url(exc), **common
-        )
-    return lm_error(ServerError, detail=_exception_text(exc), what="the provider failed", **common)
+    """Translate a failure of `send` into structio's tree; None if it is not one of ours."""
+    return _translate_error(
+        exc, model, attempts, secrets=secrets, key_given=key_given, provider=CHAT.provider(model)
+    )
 
 
-def _exception_text(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+class DirectTransport(HTTPTransport):
+    """The direct transport (registered as ``"direct"``): OpenAI-compatible APIs over httpx.
 
-
-class DirectTransport:
-    """The direct transport (registered as ``"direct"``): OpenAI-compatible chat over httpx.
-
-    The module's functions as one `structio.lm.transport.Transport`; httpx is imported by
-    `load` (or the first request), never before.
+    Chat completions by default; OpenAI's Responses API with the client setting
+    ``api="responses"`` (DSPy's ``model_type="responses"``). httpx is imported by `load`
+    (or the first request), never before.
     """
 
     name = "direct"
-    # The module's functions, called as they are (a request, a stream, an error).
-    send = staticmethod(send)
-    asend = staticmethod(asend)
-    stream = staticmethod(stream)
-    astream = staticmethod(astream)
-    translate_error = staticmethod(translate_error)
 
-    def load(self, client: Mapping[str, Any]) -> None:
-        """Import httpx and open the pooled client of these settings."""
-        load(client)
+    def __init__(self) -> None:
+        super().__init__(CHAT)
+
+    def wire(self, model: str, client: Mapping[str, Any]) -> WireAPI:
+        """Chat completions, or the Responses API when ``client["api"]`` asks for it."""
+        if client.get("api") == "responses":
+            raise ConfigurationError(f"{model}: the Responses API is not spoken yet")
+        return CHAT
 
     def check(self, model: str, client: Mapping[str, Any]) -> None:
         """Refuse a model this transport cannot serve when it is asked for by name."""

@@ -14,7 +14,7 @@ every other user of litellm or httpx in the process, are left as they are. That 
 follows no redirect, and its one response hook (`_guard`) refuses one outright and puts
 a bounded reader under every body: gzip and deflate are undone here, at most `_PIECE`
 bytes at a time (never a whole network read's worth at once), and the decompressed
-bytes are counted against `structio.lm._http.MAX_RESPONSE_BYTES`, for a body and for a
+bytes are counted against `structio.lm._exchange.MAX_RESPONSE_BYTES`, for a body and for a
 whole stream alike. Each refusal is a `structio.lm._http.HTTPStatusError`, raised under
 whatever the SDK and litellm wrap it in; `refusal` finds it there.
 
@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, cast
 import httpx
 
 from structio.exceptions import LMError, ServerError
-from structio.lm import _http, _pool
+from structio.lm import _exchange, _http, _pool
 from structio.lm._errors import body_detail, exception_chain, lm_error, redirect_detail
 
 __all__ = [
@@ -314,8 +314,8 @@ class _Counter:
     def count(self, piece: bytes) -> bytes:
         self.size += len(piece)
         # Read at each piece: tests lower the bound on the direct transport's module.
-        if self.size > _http.MAX_RESPONSE_BYTES:
-            raise _http._too_large(self.response)
+        if self.size > _exchange.MAX_RESPONSE_BYTES:
+            raise _exchange._too_large(self.response)
         return piece
 
     def pieces(self, raw: bytes) -> Iterator[bytes]:

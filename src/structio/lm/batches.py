@@ -25,7 +25,7 @@ from structio.exceptions import (
     RateLimitError,
     ServerError,
 )
-from structio.lm import _http, _pool
+from structio.lm import _exchange, _http, _pool
 from structio.lm._errors import lm_error
 from structio.lm.base import BaseLM
 from structio.lm.client import is_client_setting
@@ -317,7 +317,7 @@ class DirectBatches(BatchAPI):
             "completion_window": COMPLETION_WINDOW,
             "metadata": dict(metadata),
         }
-        found = self._json("POST", "/batches", content=_http._encode(body))
+        found = self._json("POST", "/batches", content=_exchange._encode(body))
         _identifier(found, "batch", self)
         return BatchInfo.from_data(found)
 

@@ -47,6 +47,7 @@ LITELLM_ONLY = frozenset(
 CLIENT_SETTINGS = (
     frozenset(
         {
+            "api",
             "api_base",
             "base_url",
             "api_key",

@@ -83,6 +83,34 @@ def _sleep(seconds: float) -> None:
     time.sleep(seconds)
 
 
+#: The APIs ``LM(..., api=)`` names (``model_type=`` in DSPy's spelling).
+APIS = ("chat", "responses")
+
+
+def _choose_api(model: str, settings: dict[str, Any]) -> None:
+    """Turn DSPy's ``model_type`` into the client setting ``api``; refuse an unknown one."""
+    model_type = settings.pop("model_type", None)
+    api = settings.get("api")
+    if model_type is not None:
+        if api is not None and api != model_type:
+            raise ConfigurationError(
+                f"LM({model!r}, model_type={model_type!r}, api={api!r}): two names for the "
+                "API disagree; pass one (api= is structio's spelling, model_type= DSPy's)"
+            )
+        api = model_type
+    if api is None:
+        return
+    if api not in APIS:
+        raise ConfigurationError(
+            f"LM({model!r}, api={api!r}): the API is 'chat' (chat completions, the default) "
+            "or 'responses' (OpenAI's Responses API); text completions are not supported"
+        )
+    if api == "chat":
+        settings.pop("api", None)  # the default: nothing to tell a transport
+    else:
+        settings["api"] = api
+
+
 class LM(BaseLM):
     """A language model: OpenAI-compatible endpoints directly over HTTP, the rest via litellm.
 
@@ -196,14 +224,9 @@ class LM(BaseLM):
                 "num_retries= to LM to retry failed requests (rate limits, timeouts, 5xx), "
                 "or max_retries= to Predict to re-ask a model whose answer does not parse"
             )
-        # DSPy's choice of API, never a request field (OpenAI answers 400 to one).
-        model_type = kwargs.pop("model_type", "chat")
-        if model_type != "chat":
-            raise ConfigurationError(
-                f"LM({model!r}, model_type={model_type!r}): this structio speaks the chat "
-                "completions API only (model_type='chat'); OpenAI's Responses API and "
-                "text completions are not supported yet"
-            )
+        # DSPy's choice of API (model_type), never a request field (OpenAI answers 400 to
+        # one): it is the client setting api.
+        _choose_api(model, kwargs)
         for setting in ("api_base", "base_url"):
             # Refused now: without a scheme, every request fails the same way, retried.
             check_api_base(kwargs.get(setting), setting)
@@ -236,6 +259,13 @@ class LM(BaseLM):
 
         self._transport: Transport = transport_for(self.model, self.transport, self.client)
         self._route = self._transport.name
+        api = self.client.get("api")
+        if api is not None and self._route != "direct":
+            raise ConfigurationError(
+                f"LM({self.model!r}, api={api!r}): the {self._route!r} transport speaks its "
+                "provider's own API; api= chooses among the APIs of the direct transport "
+                "(OpenAI and compatible servers)"
+            )
 
     # -- pickling -------------------------------------------------------------------------
 
