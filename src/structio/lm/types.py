@@ -87,6 +87,7 @@ class Completion:
     # Last, so that positional constructions written before them keep their meaning.
     reasoning: str | None = None
     logprobs: tuple[Mapping[str, Any], ...] | None = None
+    reasoning_items: tuple[Mapping[str, Any], ...] | None = None
 
     @property
     def truncated(self) -> bool:
@@ -147,6 +148,9 @@ class LMResponse(Sequence[Completion]):
                 "tool_calls": list(c.tool_calls) if c.tool_calls is not None else None,
                 "reasoning": c.reasoning,
                 "logprobs": list(c.logprobs) if c.logprobs is not None else None,
+                "reasoning_items": (
+                    list(c.reasoning_items) if c.reasoning_items is not None else None
+                ),
             }
             for c in self.completions
         ]
@@ -162,6 +166,9 @@ class LMResponse(Sequence[Completion]):
                 tool_calls=tuple(c["tool_calls"]) if c.get("tool_calls") is not None else None,
                 reasoning=c.get("reasoning"),
                 logprobs=tuple(c["logprobs"]) if c.get("logprobs") is not None else None,
+                reasoning_items=(
+                    tuple(c["reasoning_items"]) if c.get("reasoning_items") is not None else None
+                ),
             )
             for c in data["completions"]
         )
