@@ -61,6 +61,9 @@ CLIENT_SETTINGS = (
             "extra_body",
             "proxy",
             "verify",
+            # Whether the provider is asked to cache the stable prefix of prompts (Anthropic's
+            # cache_control breakpoints, on by default; OpenAI's prompt_cache_key, when True).
+            "prompt_cache",
             # litellm's per-provider settings (AWS, Vertex AI)
             "aws_access_key_id",
             "aws_region_name",
