@@ -306,3 +306,49 @@ def test_a_predictions_reasoning_is_the_models_own_unless_an_output_has_the_name
     pred = sio.Predict("question -> reasoning, answer: int", lm=cot)(question="2+2?")
     assert pred.reasoning == "Mine."
     assert pred.lm_reasoning == "Its."
+
+
+THINKING = {"type": "thinking", "thinking": "Rome: call the tool.", "signature": "c2lnbmVk"}
+
+
+def test_reasoning_items_come_with_native_calls_and_are_replayed_before_them() -> None:
+    class Chat(sio.Signature):
+        """Answer the user."""
+
+        question: str = sio.InputField()
+        tools: list[sio.Tool] = sio.InputField()
+        history: sio.History = sio.InputField()
+        calls: sio.ToolCalls = sio.OutputField()
+        answer: str = sio.OutputField()
+
+    call = openai_call("c1", "get_weather", {"city": "Rome"})
+    lm = native_lm(
+        Completion("", "tool_calls", (call,), reasoning_items=(THINKING,)),
+        "[[ ## answer ## ]]\nSunny.\n\n[[ ## completed ## ]]",
+    )
+    chat = sio.Predict(Chat, lm=lm)
+    first = chat(question="Weather in Rome?", tools=[get_weather], history=sio.History())
+    assert first.calls.reasoning_items == (THINKING,)
+    first.calls.execute()
+    history = sio.History([{"question": "Weather in Rome?", "calls": first.calls}])
+    chat(question="Weather in Rome?", tools=[get_weather], history=history)
+    assistant = lm.calls[1].messages[2]
+    assert assistant["tool_calls"] == [call]
+    assert assistant["reasoning_items"] == [THINKING]
+    # DSPy's dict form of a turn carries them the same way.
+    turn = {"tool_calls": [{"id": "c1", "name": "get_weather", "args": {"city": "Rome"}}]}
+    turn["tool_call_results"] = [{"call_id": "c1", "name": "get_weather", "value": "sunny"}]
+    turn["reasoning_items"] = [THINKING]
+    again = native_lm("[[ ## answer ## ]]\nSunny.\n\n[[ ## completed ## ]]")
+    history = sio.History([{"question": "Weather?", "calls": turn}])
+    sio.Predict(Chat, lm=again)(question="And now?", tools=[get_weather], history=history)
+    messages = again.calls[0].messages
+    assert [m.get("reasoning_items") for m in messages if m["role"] == "assistant"] == [[THINKING]]
+
+
+def test_calls_without_reasoning_items_replay_no_such_key() -> None:
+    calls = sio.ToolCalls.from_openai([openai_call("c1", "add", {"a": 1})])
+    assert calls.reasoning_items == ()
+    assert calls.bind([add]).reasoning_items == ()
+    kept = sio.ToolCalls.from_openai([openai_call("c1", "add", {"a": 1})], [THINKING])
+    assert kept.bind([add]).reasoning_items == (THINKING,)

@@ -39,3 +39,29 @@ def test_the_credentials_of_the_address_are_known_to_hide_them() -> None:
     assert point.base == "https://user1:pass1@host/v1?key=k3y-value"
     assert _http.joined(point.base, "/files") == "https://user1:pass1@host/v1/files?key=k3y-value"
     assert _http.endpoint("openai/m", {"api_base": "http://127.0.0.1:1/v1"}).secrets == ()
+
+
+THINKING = {"type": "thinking", "thinking": "t", "signature": "sig"}
+REPLAYED = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": None, "tool_calls": [], "reasoning_items": [THINKING]},
+]
+
+
+def test_reasoning_items_are_never_sent_on_chat_completions() -> None:
+    point = _http.endpoint("openai/m", {"api_key": "k"})
+    body = _http.request_body(point, REPLAYED, {})
+    assert body["messages"][1] == {"role": "assistant", "content": None, "tool_calls": []}
+    assert "reasoning_items" in REPLAYED[1]  # the caller's messages are left as they were
+
+
+def test_litellm_gets_anthropics_thinking_blocks_and_nothing_else() -> None:
+    from structio.lm._litellm import completion_args
+
+    args = completion_args("anthropic/claude-sonnet-4-5", REPLAYED, {}, 10.0)
+    assert args["messages"][1]["thinking_blocks"] == [THINKING]
+    assert "reasoning_items" not in args["messages"][1]
+    other = [{**REPLAYED[1], "reasoning_items": [{"type": "reasoning", "id": "rs_1"}]}]
+    assert completion_args("openai/o3", other, {}, 10.0)["messages"] == [
+        {"role": "assistant", "content": None, "tool_calls": []}
+    ]

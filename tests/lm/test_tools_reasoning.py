@@ -41,12 +41,14 @@ def test_new_fields_come_last_so_positional_completions_keep_their_meaning() -> 
         "tool_calls",
         "reasoning",
         "logprobs",
+        "reasoning_items",
     ]
     old_style = sio.Completion("4", "stop", (CALL,))
     assert (old_style.text, old_style.finish_reason, old_style.tool_calls) == ("4", "stop", (CALL,))
     assert old_style.reasoning is None
     assert sio.Completion("4", "stop", None, "because").reasoning == "because"
     assert old_style.logprobs is None
+    assert old_style.reasoning_items is None
 
 
 def test_reasoning_tokens_are_summed_and_inside_completion_tokens() -> None:
@@ -87,7 +89,15 @@ def test_reasoning_of_reads_either_spelling_once() -> None:
 
 def full_response() -> sio.LMResponse:
     return sio.LMResponse(
-        completions=(sio.Completion("", "tool_calls", (CALL,), "I need the weather."),),
+        completions=(
+            sio.Completion(
+                "",
+                "tool_calls",
+                (CALL,),
+                "I need the weather.",
+                reasoning_items=({"type": "thinking", "thinking": "w", "signature": "s"},),
+            ),
+        ),
         model="m",
         usage=sio.Usage(5, 30, 0, 25),
         cost=0.1,
@@ -267,6 +277,9 @@ def test_the_litellm_reader_joins_thinking_blocks_without_reasoning_content() ->
     raw = litellm_response({"role": "assistant", "content": "4", "thinking_blocks": blocks})
     raw.choices[0].message.reasoning_content = None  # as Anthropic's reply may leave it
     assert _litellm.to_response(raw, "anthropic/x", 0.1)[0].reasoning == "Step one.\n\nStep two."
+    # The blocks themselves, signatures and redacted data included, to be replayed.
+    items = _litellm.to_response(raw, "anthropic/x", 0.1)[0].reasoning_items
+    assert [dict(item) for item in items or ()] == blocks
     both = litellm_response(
         {
             "role": "assistant",

@@ -647,7 +647,13 @@ class Adapter(abc.ABC):
                     text = (
                         self.format_assistant_message_content(signature, turn) if answered else None
                     )
-                    extra = (("tool_calls", turn_calls.openai_calls()),)
+                    extra: tuple[tuple[str, Any], ...] = (
+                        ("tool_calls", turn_calls.openai_calls()),
+                    )
+                    if turn_calls.reasoning_items:
+                        # Replayed unchanged, before the calls, by the APIs that take them.
+                        items = [dict(item) for item in turn_calls.reasoning_items]
+                        extra += (("reasoning_items", items),)
                     rendered.append(Part(f"{label}_assistant", "assistant", text, 1, extra))
                     rendered.extend(
                         Part(f"{label}_tool_{i}", "tool", result, 1, tool_extra)

@@ -172,6 +172,7 @@ class Native:
         reasoning: str | None,
         inputs: Mapping[str, Any] | None,
         adapter: str,
+        reasoning_items: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Every output, in signature order: the text's values and the native ones.
 
@@ -184,6 +185,8 @@ class Native:
             reasoning: The reply's native reasoning (``None``: the field is ``None``).
             inputs: The call's inputs (the tools the calls are checked against).
             adapter: The adapter's name, for errors.
+            reasoning_items: The reply's own reasoning blocks, kept on native calls to be
+                replayed with them.
 
         Raises:
             ParseError: A tool call names no tool, or its arguments do not fit the tool.
@@ -195,7 +198,7 @@ class Native:
 
             if self.native_calls:
                 try:
-                    calls = ToolCalls.from_openai(tool_calls or ())
+                    calls = ToolCalls.from_openai(tool_calls or (), reasoning_items)
                 except ToolCallError as exc:
                     invalid[self.calls] = (str(tool_calls), str(exc))
                     calls = None
@@ -332,6 +335,7 @@ class ToolTurn:
 
     calls: tuple[tuple[str | None, str, Mapping[str, Any]], ...]
     results: tuple[ToolResult, ...]
+    reasoning_items: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def replayable(self) -> bool:
@@ -402,7 +406,7 @@ def tool_turn(value: Any) -> ToolTurn | None:
             calls.append((call.id, call.name, call.args))
             if call.executed:
                 results.append(ToolResult(call.id, call.name, call.result))
-        return ToolTurn(tuple(calls), tuple(results))
+        return ToolTurn(tuple(calls), tuple(results), value.reasoning_items)
     if isinstance(value, Mapping) and isinstance(value.get("tool_calls"), list):
         for call in value["tool_calls"]:
             if isinstance(call, Mapping) and isinstance(call.get("name"), str):
@@ -420,5 +424,7 @@ def tool_turn(value: Any) -> ToolTurn | None:
                         bool(result.get("is_error", False)),
                     )
                 )
-        return ToolTurn(tuple(calls), tuple(results))
+        items = value.get("reasoning_items")
+        kept = tuple(i for i in items if isinstance(i, Mapping)) if isinstance(items, list) else ()
+        return ToolTurn(tuple(calls), tuple(results), kept)
     return None

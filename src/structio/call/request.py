@@ -320,6 +320,7 @@ def _native_values(
         reasoning=reasoning,
         inputs=request.inputs,
         adapter=type(request.adapter).__name__,
+        reasoning_items=completion.reasoning_items,
     )
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "client_key",
     "joined",
     "load",
+    "replayable",
     "translate_error",
 ]
 
@@ -100,6 +101,26 @@ def load(client: Mapping[str, Any]) -> None:
 
 
 # -- requests -----------------------------------------------------------------------------------
+
+
+def replayable(messages: list[dict[str, Any]], rename: str | None = None) -> list[dict[str, Any]]:
+    """The messages without their ``reasoning_items`` (or with them under ``rename``).
+
+    An assistant message may carry the provider's own reasoning blocks of an earlier reply
+    (`structio.lm.types.Completion.reasoning_items`); the APIs that replay them read the key,
+    the others must never send it. The list is returned as it is when no message has one.
+    """
+    if not any("reasoning_items" in message for message in messages):
+        return messages
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        if "reasoning_items" in message:
+            message = dict(message)
+            items = message.pop("reasoning_items")
+            if rename is not None and items:
+                message[rename] = items
+        kept.append(message)
+    return kept
 
 
 class HTTPStatusError(Exception):

@@ -36,6 +36,7 @@ from structio.lm._exchange import (
     client_key,
     joined,
     load,
+    replayable,
 )
 from structio.lm._exchange import translate_error as _translate_error
 from structio.lm._stream import StreamAssembler, logprobs_of, reasoning_of, usage_of
@@ -285,7 +286,7 @@ def request_body(
     A client setting or an LM setting (``num_retries``, ``timeout``, ``max_retries``) in
     ``params`` is never sent.
     """
-    body: dict[str, Any] = {"model": point.model, "messages": messages}
+    body: dict[str, Any] = {"model": point.model, "messages": replayable(messages)}
     for name, value in params.items():
         if name not in _NOT_SENT and not is_client_setting(name):
             body[name] = value

@@ -32,6 +32,7 @@ from structio.lm._errors import (
     request_url,
     retry_after,
 )
+from structio.lm._exchange import replayable
 from structio.lm._stream import StreamAssembler, logprobs_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import map_profile
@@ -311,6 +312,7 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
         content = getattr(message, "content", None)
         raw_logprobs = getattr(choice, "logprobs", None)
         logprobs = logprobs_of({"logprobs": _plain(raw_logprobs)}) if raw_logprobs else None
+        blocks = getattr(message, "thinking_blocks", None)
         completions.append(
             Completion(
                 # ``content`` is None in a reply that only calls tools: the text is "".
@@ -319,6 +321,12 @@ def to_response(raw: Any, model: str, latency: float, *, attempts: int = 1) -> L
                 tool_calls=tool_calls,
                 reasoning=_reasoning(message),
                 logprobs=tuple(logprobs) if logprobs is not None else None,
+                # Anthropic's thinking blocks with their signatures, to be replayed.
+                reasoning_items=tuple(
+                    block if isinstance(block, Mapping) else _plain(block) for block in blocks
+                )
+                if blocks
+                else None,
             )
         )
     if not completions:
@@ -386,6 +394,15 @@ def _cost(raw: Any) -> float | None:
         return None
 
 
+def _thinking_blocks(messages: list[dict[str, Any]]) -> bool:
+    """Whether every replayed reasoning item is one of Anthropic's thinking blocks."""
+    items = [item for m in messages for item in m.get("reasoning_items") or ()]
+    return bool(items) and all(
+        isinstance(item, Mapping) and item.get("type") in ("thinking", "redacted_thinking")
+        for item in items
+    )
+
+
 def completion_args(
     model: str,
     messages: list[dict[str, Any]],
@@ -398,7 +415,10 @@ def completion_args(
     litellm takes the client settings (``api_base``, ``api_key``...) as keywords beside
     the request parameters: both go in.
     """
-    args = {**(client or {}), **params, "model": model, "messages": messages}
+    # litellm replays Anthropic's thinking blocks from an assistant message's
+    # thinking_blocks (its name for them); other providers' items are not sent.
+    rename = "thinking_blocks" if _thinking_blocks(messages) else None
+    args = {**(client or {}), **params, "model": model, "messages": replayable(messages, rename)}
     args["timeout"] = params.get("timeout", timeout)
     # structio retries and caches: the OpenAI client's own retries (2 by default) would
     # multiply requests. litellm's retries and cache are off unless configured globally,

@@ -239,6 +239,19 @@ class ToolCalls(BaseModel):
     model_config = ConfigDict(json_schema_extra=_schema_without_description)
 
     tool_calls: list[ToolCall]
+    # The provider's reasoning blocks of the reply that made these calls, replayed with them
+    # in a later turn (Anthropic refuses a tool result whose call lost its thinking block).
+    _reasoning_items: tuple[Mapping[str, Any], ...] = PrivateAttr(default=())
+
+    @property
+    def reasoning_items(self) -> tuple[Mapping[str, Any], ...]:
+        """The provider's own reasoning blocks that came with these calls (often none).
+
+        Anthropic's thinking blocks with their signatures, the Responses API's reasoning
+        items: a conversation that replays the calls (a `History` turn holding them)
+        sends these back unchanged, as the provider requires.
+        """
+        return self._reasoning_items
 
     def __init__(self, tool_calls: Any = None, /, **data: Any) -> None:
         if tool_calls is not None:
@@ -269,12 +282,18 @@ class ToolCalls(BaseModel):
         return cls.model_validate({"tool_calls": list(calls)})
 
     @classmethod
-    def from_openai(cls, tool_calls: Sequence[Any]) -> ToolCalls:
+    def from_openai(
+        cls,
+        tool_calls: Sequence[Any],
+        reasoning_items: Sequence[Mapping[str, Any]] | None = None,
+    ) -> ToolCalls:
         """Calls from a provider's ``message.tool_calls`` (OpenAI's form), ids kept.
 
         Args:
             tool_calls: Each a mapping (or a pydantic object) of the form ``{"id": ...,
                 "type": "function", "function": {"name": ..., "arguments": "<JSON>"}}``.
+            reasoning_items: The reply's own reasoning blocks (`Completion.reasoning_items`),
+                kept to be replayed with the calls.
 
         Raises:
             ToolCallError: A call is malformed, or its arguments are not a JSON object; the
@@ -300,7 +319,9 @@ class ToolCalls(BaseModel):
                 raise ToolCallError(
                     f"tool call {index} to `{name}`: {reasons}", tool=name
                 ) from None
-        return cls(tool_calls=calls)
+        made = cls(tool_calls=calls)
+        made._reasoning_items = tuple(reasoning_items or ())
+        return made
 
     def to_openai(self) -> list[dict[str, Any]]:
         """The calls in OpenAI's form (an assistant message's ``tool_calls``).
@@ -330,7 +351,9 @@ class ToolCalls(BaseModel):
                 arguments do not fit.
         """
         table = _tool_map(tools)
-        return ToolCalls(tool_calls=[call._bound(table) for call in self.tool_calls])
+        bound = ToolCalls(tool_calls=[call._bound(table) for call in self.tool_calls])
+        bound._reasoning_items = self._reasoning_items
+        return bound
 
     def execute(self, tools: ToolsLike | None = None) -> list[Any]:
         """Run every call in order; each result is kept on its call.
