@@ -48,6 +48,16 @@ def openai_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]
     }
 
 
+class Chat(sio.Signature):
+    """Answer the user."""
+
+    question: str = sio.InputField()
+    tools: list[sio.Tool] = sio.InputField()
+    history: sio.History = sio.InputField()
+    calls: sio.ToolCalls = sio.OutputField()
+    answer: str = sio.OutputField()
+
+
 def native_lm(*replies: Any) -> sio.FakeLM:
     return sio.FakeLM(list(replies), supports_function_calling=True)
 
@@ -154,15 +164,6 @@ def test_text_mode_reads_calls_from_the_sections_and_checks_them() -> None:
 
 
 def test_a_multi_turn_tool_conversation_replays_calls_and_results() -> None:
-    class Chat(sio.Signature):
-        """Answer the user."""
-
-        question: str = sio.InputField()
-        tools: list[sio.Tool] = sio.InputField()
-        history: sio.History = sio.InputField()
-        calls: sio.ToolCalls = sio.OutputField()
-        answer: str = sio.OutputField()
-
     lm = native_lm(
         Completion("", "tool_calls", (openai_call("c1", "get_weather", {"city": "Rome"}),)),
         "[[ ## answer ## ]]\nIt is sunny in Rome.\n\n[[ ## completed ## ]]",
@@ -198,15 +199,6 @@ def test_a_multi_turn_tool_conversation_replays_calls_and_results() -> None:
 
 
 def test_calls_not_yet_run_are_not_replayed_natively() -> None:
-    class Chat(sio.Signature):
-        """Answer the user."""
-
-        question: str = sio.InputField()
-        tools: list[sio.Tool] = sio.InputField()
-        history: sio.History = sio.InputField()
-        calls: sio.ToolCalls = sio.OutputField()
-        answer: str = sio.OutputField()
-
     calls = sio.ToolCalls.from_openai([openai_call("c1", "get_weather", {"city": "Rome"})])
     lm = native_lm("[[ ## answer ## ]]\nOk.\n\n[[ ## completed ## ]]")
     history = sio.History([{"question": "Rome?", "calls": calls}])
@@ -312,15 +304,6 @@ THINKING = {"type": "thinking", "thinking": "Rome: call the tool.", "signature":
 
 
 def test_reasoning_items_come_with_native_calls_and_are_replayed_before_them() -> None:
-    class Chat(sio.Signature):
-        """Answer the user."""
-
-        question: str = sio.InputField()
-        tools: list[sio.Tool] = sio.InputField()
-        history: sio.History = sio.InputField()
-        calls: sio.ToolCalls = sio.OutputField()
-        answer: str = sio.OutputField()
-
     call = openai_call("c1", "get_weather", {"city": "Rome"})
     lm = native_lm(
         Completion("", "tool_calls", (call,), reasoning_items=(THINKING,)),
