@@ -299,3 +299,21 @@ def test_a_client_settings_value_pickles() -> None:
 def test_a_mock_request_reads_the_last_message() -> None:
     request = MockRequest("m", tuple(MESSAGES), {}, ClientSettings(), 1, False)
     assert request.text == "Hi?"
+
+
+def test_a_model_without_a_direct_transport_is_told_which_one_it_gets(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from structio.lm import transport as registry
+
+    registry._TOLD.discard("bedrock")
+    with caplog.at_level("INFO", logger="structio"):
+        chosen = registry.transport_for("bedrock/anthropic.claude-3-haiku")
+        registry.transport_for("bedrock/another-model")
+    assert chosen.name == "litellm"
+    told = [r.getMessage() for r in caplog.records if "bedrock" in r.getMessage()]
+    assert told == [
+        "bedrock/anthropic.claude-3-haiku: no direct transport serves the 'bedrock' provider "
+        "(or these settings), so its requests go through the 'litellm' transport; "
+        "LM(..., transport=...) names another"
+    ]

@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequen
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from structio._util.log import logger
 from structio.exceptions import ConfigurationError
 from structio.lm import _http
 from structio.lm._stream import StreamAssembler
@@ -286,6 +287,7 @@ def transport_for(
             if entry.matches is not None and entry.matches(model, settings):
                 return entry.get()
         requested = FALLBACK
+        _say_fallback(model)
     for entry in entries:
         if entry.name == requested:
             transport = entry.get()
@@ -294,6 +296,25 @@ def transport_for(
                 check(model, settings)
             return transport
     raise ConfigurationError(f"transport must be {_names()}, not {requested!r}")
+
+
+_TOLD: set[str] = set()
+
+
+def _say_fallback(model: str) -> None:
+    """Log once per provider that its models go through the fallback transport, and why."""
+    provider = model.split("/", 1)[0] if "/" in model else model
+    with _LOCK:
+        if provider in _TOLD:
+            return
+        _TOLD.add(provider)
+    logger().info(
+        "%s: no direct transport serves the %r provider (or these settings), so its "
+        "requests go through the %r transport; LM(..., transport=...) names another",
+        model,
+        provider,
+        FALLBACK,
+    )
 
 
 def key_variables(model: str) -> tuple[str, ...] | None:
