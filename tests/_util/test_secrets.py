@@ -33,7 +33,8 @@ def shown(*objects: Any) -> str:
 def test_the_rule() -> None:
     for name in ("api_key", "API_KEY", "azure_ad_token", "aws_secret_access_key", "password"):
         assert is_secret(name), name
-    for name in ("max_tokens", "temperature", "api_base", "top_k", "keywords"):
+    # prompt_cache_key (OpenAI's) names a cache: a request parameter, sent and shown.
+    for name in ("max_tokens", "temperature", "api_base", "top_k", "keywords", "prompt_cache_key"):
         assert not is_secret(name), name
     clean = public_params({**CREDENTIALS, "max_tokens": 5})
     assert clean == {

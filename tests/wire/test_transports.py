@@ -19,6 +19,7 @@ import pytest
 
 import structio as sio
 from structio.lm import _pool
+from tests.wire.providers.responses_server import ResponsesReply, ResponsesServer, text_response
 from tests.wire.server import OpenAIServer, Reply
 
 MESSAGES = [{"role": "user", "content": "Hi?"}]
@@ -97,7 +98,9 @@ def test_direct_refuses_what_it_cannot_serve() -> None:
         sio.LM("openai/gpt-4o-mini", transport="http")
 
 
-def test_model_type_is_never_sent_to_the_server(server: OpenAIServer, make_lm: MakeLM) -> None:
+def test_model_type_is_never_sent_to_the_server(
+    server: OpenAIServer, make_lm: MakeLM, transport: str
+) -> None:
     # DSPy's `model_type` chooses an API; sent as a request field, OpenAI answers 400.
     server.reply(Reply("hi"))
     assert make_lm(model_type="chat")("hello") == ["hi"]
@@ -105,6 +108,25 @@ def test_model_type_is_never_sent_to_the_server(server: OpenAIServer, make_lm: M
     with pytest.raises(sio.ConfigurationError, match=r"api='completions'"):
         make_lm(model_type="completions")
     assert len(server.requests) == 1
+    # model_type="responses" speaks OpenAI's Responses API, on the direct transport.
+    responses = ResponsesServer().start()
+    try:
+        if transport == "litellm":
+            with pytest.raises(sio.ConfigurationError, match=r"api='responses'"):
+                make_lm(model_type="responses", api_base=responses.base_url)
+        else:
+            responses.reply(ResponsesReply(body=text_response("hi there")))
+            lm = make_lm(model_type="responses", api_base=responses.base_url)
+            assert lm("hello") == ["hi there"]
+    finally:
+        responses.stop()
+    assert len(server.requests) == 1
+    if transport != "litellm":
+        (request,) = responses.requests
+        assert request.path == "/v1/responses"
+        assert request.body["input"] == [{"role": "user", "content": "hello"}]
+        assert not {"model_type", "api", "messages"} & set(request.body)
+        assert responses.invalid == []
 
 
 def test_the_transport_is_saved_and_loaded(make_lm: MakeLM, transport: str) -> None:

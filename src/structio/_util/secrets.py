@@ -36,6 +36,9 @@ _SECRET_NAMES = frozenset(
     {"api_key", "api_token", "azure_ad_token", "vertex_credentials", "password", "token"}
 )
 _SECRET_SUFFIXES = ("_key", "_secret", "_token", "_password", "_credentials")
+# Request parameters whose names end like a credential's but name no credential: OpenAI's
+# prompt_cache_key names a cache, and is sent (as a secret it would be held back).
+_NOT_SECRETS = frozenset({"prompt_cache_key"})
 _HEADER_SETTINGS = frozenset({"headers", "extra_headers", "default_headers"})
 _SECRET_HEADERS = frozenset(
     {"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie", "x-goog-api-key"}
@@ -52,6 +55,8 @@ ENDPOINT_PARAMS = frozenset(
 def is_secret(name: str) -> bool:
     """Whether a request setting of this name holds a credential."""
     lowered = name.lower()
+    if lowered in _NOT_SECRETS:
+        return False
     return lowered in _SECRET_NAMES or lowered.endswith(_SECRET_SUFFIXES)
 
 

@@ -11,7 +11,7 @@ path (`structio.lm._errors`).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from structio.exceptions import (
@@ -40,7 +40,7 @@ from structio.lm._exchange import (
 )
 from structio.lm._exchange import translate_error as _translate_error
 from structio.lm._stream import StreamAssembler, logprobs_of, reasoning_of, usage_of
-from structio.lm.base import no_choices_error
+from structio.lm.base import no_choices_error, origin_key
 from structio.lm.client import LITELLM_ONLY, is_client_setting
 from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
@@ -56,6 +56,7 @@ __all__ = [
     "Endpoint",
     "HTTPStatusError",
     "HTTPTransport",
+    "REASONING_PREFIXES",
     "Provider",
     "WireAPI",
     "check",
@@ -63,9 +64,12 @@ __all__ = [
     "joined",
     "key_variables",
     "load",
+    "prompt_cache_key",
+    "register_api",
     "asend",
     "astream",
     "send",
+    "sent_params",
     "serves",
     "stream",
     "translate_error",
@@ -130,8 +134,8 @@ DIRECT_PROVIDERS: dict[str, Provider] = {
 _NOT_SENT = frozenset({"timeout", "num_retries", "max_retries"})
 
 _DEFAULT_AZURE_VERSION = "2024-10-21"
-# OpenAI's reasoning models take max_completion_tokens and refuse max_tokens.
-_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+#: OpenAI's reasoning models (by name): they take max_completion_tokens and refuse max_tokens.
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
 def _split(model: str) -> tuple[str | None, str]:
@@ -287,19 +291,43 @@ def request_body(
     ``params`` is never sent.
     """
     body: dict[str, Any] = {"model": point.model, "messages": replayable(messages)}
-    for name, value in params.items():
-        if name not in _NOT_SENT and not is_client_setting(name):
-            body[name] = value
+    body.update(sent_params(params))
     if (
         point.provider == "openai"
         and "max_tokens" in body
-        and point.model.startswith(_REASONING_PREFIXES)
+        and point.model.startswith(REASONING_PREFIXES)
     ):
         body.setdefault("max_completion_tokens", body.pop("max_tokens"))
+    key = prompt_cache_key(params, client or {})
+    if key is not None:
+        body["prompt_cache_key"] = key
     extra = (client or {}).get("extra_body", params.get("extra_body"))
     if isinstance(extra, Mapping):
         body.update(extra)
     return body
+
+
+def sent_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The request parameters a body may send: no client setting, no LM setting."""
+    return {
+        name: value
+        for name, value in params.items()
+        if name not in _NOT_SENT and not is_client_setting(name)
+    }
+
+
+def prompt_cache_key(params: Mapping[str, Any], client: Mapping[str, Any]) -> str | None:
+    """The ``prompt_cache_key`` a request adds: its signature's and adapter's, when asked.
+
+    Only with the client setting ``prompt_cache=True`` (OpenAI caches prompts without a
+    key too, but routes requests that share a key to the same cache, so that every call of
+    one signature and adapter finds the prefix the last one left); never over a caller's
+    own ``prompt_cache_key``, which is sent as it is. None outside a call that said its
+    origin (`structio.lm.base.set_origin`).
+    """
+    if client.get("prompt_cache") is not True or params.get("prompt_cache_key") is not None:
+        return None
+    return origin_key()
 
 
 class ChatAPI:
@@ -455,12 +483,26 @@ def translate_error(
     )
 
 
+#: The APIs the direct transport speaks besides chat completions, by the ``api`` setting's
+#: value: each a function that loads its module and returns the API (`register_api`).
+_APIS: dict[str, Callable[[], WireAPI]] = {}
+
+
+def register_api(name: str, load: Callable[[], WireAPI]) -> None:
+    """Let the direct transport speak another API when the client setting ``api`` names it.
+
+    ``load`` imports the API's module on its first use (`structio.lm.transport` registers
+    OpenAI's Responses API so: this module never imports the APIs built on it).
+    """
+    _APIS[name] = load
+
+
 class DirectTransport(HTTPTransport):
     """The direct transport (registered as ``"direct"``): OpenAI-compatible APIs over httpx.
 
     Chat completions by default; OpenAI's Responses API with the client setting
-    ``api="responses"`` (DSPy's ``model_type="responses"``). httpx is imported by `load`
-    (or the first request), never before.
+    ``api="responses"`` (DSPy's ``model_type="responses"``; `register_api`). httpx is
+    imported by `load` (or the first request), never before.
     """
 
     name = "direct"
@@ -469,10 +511,21 @@ class DirectTransport(HTTPTransport):
         super().__init__(CHAT)
 
     def wire(self, model: str, client: Mapping[str, Any]) -> WireAPI:
-        """Chat completions, or the Responses API when ``client["api"]`` asks for it."""
-        if client.get("api") == "responses":
-            raise ConfigurationError(f"{model}: the Responses API is not spoken yet")
-        return CHAT
+        """Chat completions, or the API ``client["api"]`` names (`register_api`).
+
+        Raises:
+            ConfigurationError: No API of that name is registered.
+        """
+        api = client.get("api")
+        if api is None or api == "chat":
+            return CHAT
+        load = _APIS.get(api)
+        if load is None:
+            raise ConfigurationError(
+                f"{model}: the direct transport speaks no API named {api!r} (it speaks "
+                f"'chat'{''.join(f', {name!r}' for name in sorted(_APIS))})"
+            )
+        return load()
 
     def check(self, model: str, client: Mapping[str, Any]) -> None:
         """Refuse a model this transport cannot serve when it is asked for by name."""

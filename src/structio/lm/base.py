@@ -41,6 +41,7 @@ __all__ = [
     "inspect_history",
     "no_choices_error",
     "origin",
+    "origin_key",
     "reset_origin",
     "set_origin",
 ]
@@ -97,6 +98,33 @@ def reset_origin(token: OriginToken) -> None:
 def current_origin() -> Origin | None:
     """The adapter and signature of the request being made here, if the call layer said."""
     return _ORIGIN.get()
+
+
+def origin_key(found: Origin | None = None) -> str | None:
+    """A short key naming the adapter and signature of a request, the same in every process.
+
+    A hash of the adapter's class name and the signature's name and field names (inputs,
+    then outputs): what OpenAI's ``prompt_cache_key`` groups requests by, so that the calls
+    of one signature and adapter share a cache. ``found`` is an origin; by default the one
+    the call layer set here (`current_origin`); None when there is none.
+    """
+    found = found if found is not None else _ORIGIN.get()
+    if found is None:
+        return None
+    import hashlib  # on the first key: `import structio` does not pay for it
+
+    adapter, signature = found
+    # Read by name: this layer sits below the signatures (see `Origin`).
+    inputs = getattr(signature, "input_fields", None)
+    outputs = getattr(signature, "output_fields", None)
+    parts = [
+        type(adapter).__name__,
+        getattr(signature, "__name__", type(signature).__name__),
+        ",".join(inputs) if isinstance(inputs, Mapping) else "",
+        ",".join(outputs) if isinstance(outputs, Mapping) else "",
+    ]
+    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return f"structio-{digest[:16]}"
 
 
 def no_choices_error(model: str, *, provider: str | None = None, attempts: int = 1) -> ServerError:

@@ -332,5 +332,12 @@ def _litellm_transport() -> Transport:
 
 
 # The built-in transports: one line each.
+def _responses_api() -> _http.WireAPI:
+    from structio.lm._responses import RESPONSES  # its module, on the first request for it
+
+    return RESPONSES
+
+
 register_transport("direct", _http.DirectTransport, matches=_http.serves)
+_http.register_api("responses", _responses_api)
 register_transport("litellm", _litellm_transport)
