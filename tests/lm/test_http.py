@@ -65,3 +65,10 @@ def test_litellm_gets_anthropics_thinking_blocks_and_nothing_else() -> None:
     assert completion_args("openai/o3", other, {}, 10.0)["messages"] == [
         {"role": "assistant", "content": None, "tool_calls": []}
     ]
+
+
+def test_litellm_never_sends_the_prompt_cache_setting() -> None:
+    from structio.lm._litellm import completion_args
+
+    args = completion_args("anthropic/claude-sonnet-4-5", REPLAYED, {}, 10.0, {"prompt_cache": True})
+    assert "prompt_cache" not in args

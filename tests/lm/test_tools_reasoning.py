@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import structio as sio
-from structio.lm import _http, _litellm
+from structio.lm import _http, _litellm, _litellm_mcp
 from structio.lm._stream import StreamAssembler, reasoning_of, usage_of
 from structio.lm.cache import cache_key
 from structio.lm.models import cost_of, model_info
@@ -338,15 +338,15 @@ def test_a_missing_mcp_is_found_however_litellm_wrapped_it() -> None:
     missing = ModuleNotFoundError("No module named 'mcp'", name="mcp")
     wrapped = RuntimeError("Connection error.")  # as litellm's acompletion wraps it
     wrapped.__cause__ = missing
-    assert _litellm._missing_mcp(wrapped) is missing
+    assert _litellm_mcp.missing_mcp(wrapped) is missing
     context = RuntimeError("Connection error.")
     context.__context__ = missing
-    assert _litellm._missing_mcp(context) is missing
+    assert _litellm_mcp.missing_mcp(context) is missing
     submodule = ModuleNotFoundError("No module named 'mcp_types.version'", name="mcp_types")
-    assert _litellm._missing_mcp(submodule) is submodule
-    assert _litellm._missing_mcp(ModuleNotFoundError("x", name="mcpx")) is None
-    assert _litellm._missing_mcp(ValueError("mcp")) is None
-    error = _litellm._mcp_error({"tools": [{"type": "mcp"}]}, missing)
+    assert _litellm_mcp.missing_mcp(submodule) is submodule
+    assert _litellm_mcp.missing_mcp(ModuleNotFoundError("x", name="mcpx")) is None
+    assert _litellm_mcp.missing_mcp(ValueError("mcp")) is None
+    error = _litellm_mcp.mcp_error({"tools": [{"type": "mcp"}]}, missing)
     assert isinstance(error, sio.ConfigurationError)
     assert "tools of type 'mcp' go through litellm's MCP gateway" in str(error)
 
