@@ -171,12 +171,12 @@ class CacheSimulator:
         with self._lock:
             read = 0
             hit_at = 0
-            for end, prefix in reversed(list(zip(breakpoints, prefixes))):
+            for end, prefix in reversed(list(zip(breakpoints, prefixes, strict=True))):
                 if prefix in self.cached:
                     read, hit_at = sizes[end - 1], end
                     break
             written = 0
-            for end, prefix in zip(breakpoints, prefixes):
+            for end, prefix in zip(breakpoints, prefixes, strict=True):
                 if end > hit_at and sizes[end - 1] >= self.minimum:
                     self.cached.add(prefix)
                     written = sizes[end - 1] - read
@@ -271,7 +271,9 @@ def events(message: dict[str, Any]) -> list[str]:
         deltas: list[dict[str, Any]] = []
         if kind == "text":
             text = block["text"]
-            deltas = [{"type": "text_delta", "text": text[i : i + 4]} for i in range(0, len(text), 4)]
+            deltas = [
+                {"type": "text_delta", "text": text[i : i + 4]} for i in range(0, len(text), 4)
+            ]
         elif kind == "tool_use":
             raw = json.dumps(block["input"])
             deltas = [{"type": "input_json_delta", "partial_json": ""}]
@@ -385,7 +387,9 @@ class AnthropicServer:
                 elif request.invalid is not None:
                     self._json(400, _error("invalid_request_error", request.invalid), {})
                 elif reply.status != 200:
-                    self._json(reply.status, _error(reply.error_type, reply.error_message), reply.headers)
+                    self._json(
+                        reply.status, _error(reply.error_type, reply.error_message), reply.headers
+                    )
                 elif body.get("stream"):
                     self._stream(reply, body)
                 else:
