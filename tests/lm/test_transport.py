@@ -117,7 +117,9 @@ def test_the_built_in_transports_are_registered() -> None:
     assert registered_transports()[:2] == ("direct", "litellm")
     assert isinstance(transport_for("openai/gpt-4o-mini"), Transport)
     assert transport_for("openai/gpt-4o-mini").name == "direct"
-    assert transport_for("anthropic/claude-3-5-sonnet-latest").name == "litellm"
+    # Anthropic's models go to its Messages API directly (issue 32), unless litellm is named.
+    assert transport_for("anthropic/claude-3-5-sonnet-latest").name == "anthropic"
+    assert transport_for("anthropic/claude-3-5-sonnet-latest", "litellm").name == "litellm"
     assert transport_for("openai/x", "auto", {"mock_response": "hi"}).name == "litellm"
     assert transport_for("openai/x", "litellm").name == "litellm"
 
@@ -153,7 +155,8 @@ def test_unregistering_forgets_the_name() -> None:
     finally:
         unregister_transport("fixed")
     assert "fixed" not in registered_transports()
-    with pytest.raises(sio.ConfigurationError, match=r"'auto', 'direct' or 'litellm', not 'fixed'"):
+    names = r"'auto', 'direct', 'litellm' or 'anthropic', not 'fixed'"
+    with pytest.raises(sio.ConfigurationError, match=names):
         sio.LM("openai/x", transport="fixed")
     with pytest.raises(sio.ConfigurationError, match="no transport named 'fixed'"):
         unregister_transport("fixed")

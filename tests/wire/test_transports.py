@@ -72,7 +72,9 @@ def test_a_model_without_a_provider_is_one_clear_error_not_retried(
         ("groq/llama-3.1-8b-instant", {}, "direct"),
         ("openrouter/anthropic/claude-3.5-sonnet", {}, "direct"),
         ("hosted_vllm/qwen", {"api_base": "http://127.0.0.1:1/v1"}, "direct"),
-        ("anthropic/claude-3-5-sonnet-latest", {}, "litellm"),
+        ("anthropic/claude-3-5-sonnet-latest", {}, "anthropic"),
+        ("anthropic/claude-3-5-sonnet-latest", {"transport": "litellm"}, "litellm"),
+        ("anthropic/claude-3-5-sonnet-latest", {"drop_params": True}, "litellm"),
         ("bedrock/anthropic.claude-3-haiku", {}, "litellm"),
         ("vertex_ai/gemini-1.5-pro", {}, "litellm"),
         ("ollama_chat/llama3.2", {}, "litellm"),
@@ -93,7 +95,7 @@ def test_direct_refuses_what_it_cannot_serve() -> None:
         sio.LM("anthropic/claude-3-5-sonnet-latest", transport="direct")
     with pytest.raises(sio.ConfigurationError, match="mock_response is a litellm option"):
         sio.LM("openai/gpt-4o-mini", transport="direct", mock_response="x")
-    with pytest.raises(sio.ConfigurationError, match="'auto', 'direct' or 'litellm'"):
+    with pytest.raises(sio.ConfigurationError, match="'auto', 'direct', 'litellm' or 'anthropic'"):
         sio.LM("openai/gpt-4o-mini", transport="http")
 
 

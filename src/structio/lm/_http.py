@@ -57,7 +57,11 @@ __all__ = [
     "HTTPTransport",
     "Provider",
     "WireAPI",
+    "add_headers",
+    "api_address",
+    "api_key",
     "check",
+    "check_litellm_only",
     "endpoint",
     "joined",
     "key_variables",
@@ -165,17 +169,26 @@ def check(model: str, client: Mapping[str, Any]) -> None:
         ConfigurationError: A litellm-only option is set, or the model is not
             OpenAI-compatible and no ``api_base`` says where such a server is.
     """
-    litellm_only = sorted(LITELLM_ONLY.intersection(client))
-    if litellm_only:
-        raise ConfigurationError(
-            f"{', '.join(litellm_only)} is a litellm option, which the direct transport "
-            f"does not have: pass transport='litellm' to LM({model!r})"
-        )
+    check_litellm_only(model, client, "direct")
     if not _openai_compatible(model) and not (client.get("api_base") or client.get("base_url")):
         raise ConfigurationError(
             f"transport='direct' needs an OpenAI-compatible model ({model!r} is not one "
             f"of {', '.join(sorted(DIRECT_PROVIDERS))}/...) or api_base= pointing at an "
             "OpenAI-compatible server"
+        )
+
+
+def check_litellm_only(model: str, client: Mapping[str, Any], transport: str) -> None:
+    """Refuse a litellm-only option on the httpx transport named ``transport``.
+
+    Raises:
+        ConfigurationError: A litellm-only option is set.
+    """
+    litellm_only = sorted(LITELLM_ONLY.intersection(client))
+    if litellm_only:
+        raise ConfigurationError(
+            f"{', '.join(litellm_only)} is a litellm option, which the {transport} transport "
+            f"does not have: pass transport='litellm' to LM({model!r})"
         )
 
 
@@ -200,6 +213,76 @@ def _env(names: tuple[str, ...]) -> str | None:
     return None
 
 
+def api_address(
+    model: str,
+    client: Mapping[str, Any],
+    provider_name: str,
+    base_env: tuple[str, ...],
+    default: str | None,
+) -> tuple[str, bool]:
+    """The API base of a request (no trailing slash), and whether the caller set it.
+
+    ``api_base`` (or ``base_url``) wins, then the first of ``base_env`` that is set, then
+    ``default``; each is checked (`check_api_base`) before any request is made.
+
+    Raises:
+        ConfigurationError: The address is not one, or there is none.
+    """
+    base = _setting(client, "api_base", "base_url")
+    custom_base = bool(base)
+    if not base:
+        from_env = [name for name in base_env if os.environ.get(name)]
+        base = _env(base_env)
+        # LM checks its own api_base; one from the environment is checked here, before a
+        # request that could only fail.
+        check_api_base(base, f"the environment variable {from_env[0]}" if from_env else "")
+        base = base or default
+    else:
+        check_api_base(base, "api_base" if client.get("api_base") else "base_url")
+    if not base:
+        names = " or ".join(base_env)
+        raise ConfigurationError(
+            f"{model}: the {provider_name} provider has no default address; pass api_base= "
+            f"to LM or set {names}"
+        )
+    return str(base).rstrip("/"), custom_base
+
+
+def api_key(
+    model: str,
+    client: Mapping[str, Any],
+    provider_name: str,
+    key_env: tuple[str, ...],
+    *,
+    required: bool,
+) -> str | None:
+    """The key of a request: ``api_key``, else the first of ``key_env`` that is set.
+
+    Raises:
+        AuthenticationError: ``required`` and there is none (no request is made).
+    """
+    key = client.get("api_key") or _env(key_env)
+    if not key and required:
+        names = " or ".join(key_env)
+        raise lm_error(
+            AuthenticationError,
+            model=model,
+            provider=provider_name,
+            attempts=1,
+            detail=f"no API key; set the environment variable {names} (or pass api_key= to LM)",
+        )
+    return str(key) if key else None
+
+
+def add_headers(headers: dict[str, str], client: Mapping[str, Any]) -> dict[str, str]:
+    """``headers`` with the client's own (``headers``, ``extra_headers``) over them."""
+    for setting in ("headers", "extra_headers"):
+        extra = client.get(setting)
+        if isinstance(extra, Mapping):
+            headers.update({str(k): str(v) for k, v in extra.items()})
+    return headers
+
+
 def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
     """The URL, headers and body model name of a request for ``model`` with ``client``.
 
@@ -210,42 +293,24 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
     prefix, name = _split(model)
     provider_name = prefix or "openai"
     provider = DIRECT_PROVIDERS[provider_name]
-    base = _setting(client, "api_base", "base_url")
-    custom_base = bool(base)
-    if not base:
-        from_env = [name for name in provider.base_env if os.environ.get(name)]
-        base = _env(provider.base_env)
-        # LM checks its own api_base; one from the environment is checked here, before a
-        # request that could only fail.
-        check_api_base(base, f"the environment variable {from_env[0]}" if from_env else "")
-        base = base or provider.base_url
-    else:
-        check_api_base(base, "api_base" if client.get("api_base") else "base_url")
-    if not base:
-        names = " or ".join(provider.base_env)
-        raise ConfigurationError(
-            f"{model}: the {provider_name} provider has no default address; pass api_base= "
-            f"to LM or set {names}"
-        )
-    key = client.get("api_key") or _env(provider.key_env)
-    if not key and provider.needs_key and not custom_base and not client.get("azure_ad_token"):
-        names = " or ".join(provider.key_env)
-        raise lm_error(
-            AuthenticationError,
-            model=model,
-            provider=provider_name,
-            attempts=1,
-            detail=f"no API key; set the environment variable {names} (or pass api_key= to LM)",
-        )
+    base, custom_base = api_address(
+        model, client, provider_name, provider.base_env, provider.base_url
+    )
+    key = api_key(
+        model,
+        client,
+        provider_name,
+        provider.key_env,
+        required=provider.needs_key and not custom_base and not client.get("azure_ad_token"),
+    )
     headers: dict[str, str] = {"Content-Type": "application/json"}
-    base = str(base).rstrip("/")
     if provider.azure:
         version = (
             client.get("api_version") or os.environ.get("AZURE_API_VERSION")
         ) or _DEFAULT_AZURE_VERSION
         url = joined(base, f"/openai/deployments/{name}/chat/completions", f"api-version={version}")
         if key:
-            headers["api-key"] = str(key)
+            headers["api-key"] = key
         elif client.get("azure_ad_token"):
             headers["Authorization"] = f"Bearer {client['azure_ad_token']}"
     else:
@@ -255,10 +320,7 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
         organization = client.get("organization")
         if organization:
             headers["OpenAI-Organization"] = str(organization)
-    for setting in ("headers", "extra_headers"):
-        extra = client.get(setting)
-        if isinstance(extra, Mapping):
-            headers.update({str(k): str(v) for k, v in extra.items()})
+    add_headers(headers, client)
     secrets = _pool.address_secrets({"api_base": base})
     return Endpoint(url, headers, name, provider_name, client_key(client), base, secrets)
 

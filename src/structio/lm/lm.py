@@ -45,7 +45,7 @@ __all__ = ["LM"]
 
 _RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
 # The fields of a profile that price a response.
-_PRICES = ("input_cost", "output_cost", "cached_input_cost")
+_PRICES = ("input_cost", "output_cost", "cached_input_cost", "cache_write_cost")
 
 # One request of a transport, read whole: (model, messages, params, client, timeout, start,
 # attempt) -> the response.

@@ -52,13 +52,16 @@ class ModelInfo(NamedTuple):
         max_input_tokens: The context window in tokens, if the map says.
         input_cost: USD per prompt token, if known.
         output_cost: USD per completion token, if known.
-        cached_input_cost: USD per prompt token read from the provider's prompt cache.
+        cached_input_cost: USD per prompt token read from the provider's prompt cache
+            (the map's ``cache_read_input_token_cost``).
         supports_response_schema: Whether the model takes a JSON schema as
             ``response_format``.
         supports_function_calling: Whether the model takes ``tools=`` and answers with
             tool calls.
         supports_reasoning: Whether the model reasons before it answers (and takes
             ``reasoning_effort=``).
+        cache_write_cost: USD per prompt token written to the provider's prompt cache
+            (the map's ``cache_creation_input_token_cost``).
     """
 
     key: str
@@ -70,6 +73,7 @@ class ModelInfo(NamedTuple):
     supports_response_schema: bool
     supports_function_calling: bool = False
     supports_reasoning: bool = False
+    cache_write_cost: float | None = None
 
 
 def model_map() -> dict[str, Any]:
@@ -144,6 +148,7 @@ def _info(key: str, entry: dict[str, Any]) -> ModelInfo:
         supports_response_schema=bool(entry.get("supports_response_schema")),
         supports_function_calling=bool(entry.get("supports_function_calling")),
         supports_reasoning=bool(entry.get("supports_reasoning")),
+        cache_write_cost=number("cache_creation_input_token_cost"),
     )
 
 
@@ -158,8 +163,9 @@ def _log_once(model: str, kind: str, message: str) -> None:
 def cost_of(model: str, usage: Usage) -> float | None:
     """What ``usage`` costs in USD by the map's per-token prices, or None if unknown.
 
-    Prompt tokens read from the provider's prompt cache are priced at the cached rate
-    when the map has one (see `ModelProfile.cost`).
+    Prompt tokens read from the provider's prompt cache are priced at the cached rate, and
+    those written to it at the cache-write rate, when the map has them (see
+    `ModelProfile.cost`).
     """
     info = model_info(model)
     if info is None:
@@ -175,6 +181,7 @@ def cost_of(model: str, usage: Usage) -> float | None:
         input_cost=info.input_cost,
         output_cost=info.output_cost,
         cached_input_cost=info.cached_input_cost,
+        cache_write_cost=info.cache_write_cost,
     )
     return prices.cost(usage)
 
@@ -200,13 +207,24 @@ def direct_profile(model: str) -> ModelProfile:
     ``response_format={"type": "json_object"}`` and reports usage at the end of a stream
     when asked (the transport always asks). Logprobs are claimed for the providers known to
     return them (OpenAI, Azure, Together, Fireworks, DeepSeek); a local server's are for
-    ``LM(..., profile={"logprobs": True})`` to say.
+    ``LM(..., profile={"logprobs": True})`` to say. An Anthropic model (served by the
+    ``"anthropic"`` transport) has neither JSON object mode nor logprobs.
     """
     base = map_profile(model)
     found = model_entry(model)
     provider = found[1].get("litellm_provider") if found is not None else None
     if provider is None and "/" in model:
         provider = model.split("/", 1)[0]
+    if provider == "anthropic":
+        # Anthropic's Messages API (`structio.lm._anthropic`): no JSON object mode and no
+        # logprobs; every stream reports usage unasked; a tool-using model calls several
+        # tools in one answer (the map does not say so of Claude).
+        return base.replace(
+            json_object=False,
+            stream_usage=True,
+            logprobs=False,
+            parallel_tool_calls=base.tools or base.parallel_tool_calls,
+        )
     return base.replace(
         json_object=True,
         stream_usage=True,

@@ -60,7 +60,7 @@ _FLAGS = (
     "logprobs",
 )
 _COUNTS = ("context_window", "max_output_tokens")
-_PRICES = ("input_cost", "output_cost", "cached_input_cost")
+_PRICES = ("input_cost", "output_cost", "cached_input_cost", "cache_write_cost")
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,9 @@ class ModelProfile:
         output_cost: USD per completion token, if known.
         cached_input_cost: USD per prompt token read from the provider's prompt cache, if
             known (else prompt tokens are priced at ``input_cost``).
+        cache_write_cost: USD per prompt token written to the provider's prompt cache, if
+            known (Anthropic: 1.25 times ``input_cost`` for its 5-minute cache; else such
+            tokens are priced at ``input_cost``).
 
     Raises:
         ConfigurationError: A field has a value of the wrong kind (a flag that is not a
@@ -122,6 +125,7 @@ class ModelProfile:
     input_cost: float | None = None
     output_cost: float | None = None
     cached_input_cost: float | None = None
+    cache_write_cost: float | None = None
 
     def __post_init__(self) -> None:
         for name in _FLAGS:
@@ -200,17 +204,20 @@ class ModelProfile:
         """What ``usage`` costs in USD at this profile's prices, or None if they are unknown.
 
         Prompt tokens read from the provider's prompt cache are priced at
-        ``cached_input_cost`` when known.
+        ``cached_input_cost``, and those written to it at ``cache_write_cost``, when known.
         """
         if self.input_cost is None or self.output_cost is None:
             return None
         cached = min(usage.cached_tokens, usage.prompt_tokens)
+        written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
         cached_rate = (
             self.cached_input_cost if self.cached_input_cost is not None else self.input_cost
         )
+        write_rate = self.cache_write_cost if self.cache_write_cost is not None else self.input_cost
         return (
-            (usage.prompt_tokens - cached) * self.input_cost
+            (usage.prompt_tokens - cached - written) * self.input_cost
             + cached * cached_rate
+            + written * write_rate
             + usage.completion_tokens * self.output_cost
         )
 
@@ -292,4 +299,5 @@ def profile_from_entry(entry: Mapping[str, Any]) -> ModelProfile:
         input_cost=number("input_cost_per_token", 0),
         output_cost=number("output_cost_per_token", 0),
         cached_input_cost=number("cache_read_input_token_cost", 0),
+        cache_write_cost=number("cache_creation_input_token_cost", 0),
     )

@@ -2,9 +2,10 @@
 
 **A public extension point.** `LM` owns everything around a request (the cache, retries
 with backoff, history, usage, stream replay); a `Transport` only makes one request and
-reads its answer. Two are built in and registered here: ``"direct"`` (OpenAI-compatible
-chat over pooled httpx clients, `structio.lm._http`) and ``"litellm"`` (every other
-provider, `structio.lm._litellm`, litellm imported on first use only). Adding one is one
+reads its answer. Built in and registered here: ``"direct"`` (OpenAI-compatible chat over
+pooled httpx clients, `structio.lm._http`), ``"litellm"`` (every other provider,
+`structio.lm._litellm`, litellm imported on first use only) and ``"anthropic"``
+(Anthropic's Messages API over the same pooled clients, `structio.lm._anthropic`). Adding one is one
 module that implements `Transport` plus one `register_transport` line; tests can pass an
 instance (`structio.lm.MockTransport`) straight to ``LM(model, transport=...)``.
 
@@ -14,7 +15,8 @@ client)`` in registration order (``first=True`` registers in front) and takes th
 that says yes, else the fallback, ``"litellm"``. Built in: ``"direct"`` matches the
 OpenAI-compatible providers (``openai/``, ``azure/``, ``groq/``, ``together_ai/``,
 ``openrouter/``, ``deepseek/``, ``fireworks_ai/``, ``xai/``, ``hosted_vllm/``,
-``lm_studio/`` and bare OpenAI names) unless a litellm-only option is set.
+``lm_studio/`` and bare OpenAI names) unless a litellm-only option is set;
+``"anthropic"`` matches ``anthropic/...`` models on the same condition.
 """
 
 from __future__ import annotations
@@ -304,6 +306,20 @@ def key_variables(model: str) -> tuple[str, ...] | None:
     return _http.key_variables(model)
 
 
+def _anthropic_transport() -> Transport:
+    from structio.lm._anthropic import AnthropicTransport
+
+    return AnthropicTransport()
+
+
+def _anthropic_serves(model: str, client: Mapping[str, Any]) -> bool:
+    if not model.startswith("anthropic/"):
+        return False  # most models: the module is not imported to say no
+    from structio.lm._anthropic import serves
+
+    return serves(model, client)
+
+
 def _litellm_transport() -> Transport:
     from structio.lm._litellm import LiteLLMTransport  # the module, not litellm itself
 
@@ -313,3 +329,4 @@ def _litellm_transport() -> Transport:
 # The built-in transports: one line each.
 register_transport("direct", _http.DirectTransport, matches=_http.serves)
 register_transport("litellm", _litellm_transport)
+register_transport("anthropic", _anthropic_transport, matches=_anthropic_serves)

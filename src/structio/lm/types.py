@@ -18,6 +18,9 @@ class Usage:
         completion_tokens: Tokens the model wrote, its reasoning included.
         cached_tokens: Prompt tokens read from the provider's prompt cache (part of
             ``prompt_tokens``).
+        cache_write_tokens: Prompt tokens written to the provider's prompt cache (part of
+            ``prompt_tokens``; Anthropic's ``cache_creation_input_tokens``), which some
+            providers price above other prompt tokens.
         reasoning_tokens: Completion tokens a reasoning model spent thinking
             (``usage.completion_tokens_details.reasoning_tokens``). OpenAI and the servers
             that follow it count them inside ``completion_tokens`` already, so they are
@@ -28,6 +31,7 @@ class Usage:
     completion_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -40,23 +44,33 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
     def as_openai(self) -> dict[str, Any]:
-        """The counts under the names of OpenAI's ``usage`` (and so litellm's and DSPy's)."""
-        return {
+        """The counts under the names of OpenAI's ``usage`` (and so litellm's and DSPy's).
+
+        Tokens written to the cache, when there are any, under litellm's name
+        (``cache_creation_input_tokens``).
+        """
+        usage: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
             "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
         }
+        if self.cache_write_tokens:
+            # litellm's name for tokens written to the cache (Anthropic's, there).
+            usage["cache_creation_input_tokens"] = self.cache_write_tokens
+        return usage
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
         """Token counts from `dataclasses.asdict` data; a count not stored there is zero.
 
-        Entries cached before a count existed (``reasoning_tokens``) still load.
+        Entries cached before a count existed (``reasoning_tokens``,
+        ``cache_write_tokens``) still load.
         """
         return cls(**{f.name: int(data.get(f.name) or 0) for f in fields(cls)})
 
