@@ -23,8 +23,9 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from structio.exceptions import ConfigurationError, LMError, ServerError
+from structio.exceptions import LMError, ServerError
 from structio.lm import _exchange
+from structio.lm._anthropic import ANTHROPIC
 from structio.lm._batch_base import BatchInfo, HTTPBatches, LineResult, identifier
 from structio.lm.client import split_settings
 from structio.lm.lm import LM
@@ -74,20 +75,8 @@ def serves(lm: LM) -> bool:
 
 
 def messages_api() -> _exchange.WireAPI:
-    """The Anthropic Messages API, whose requests and responses a batch carries.
-
-    Raises:
-        ConfigurationError: This build of structio does not speak it.
-    """
-    try:
-        from structio.lm._anthropic import ANTHROPIC  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise ConfigurationError(
-            "Anthropic batches need structio's Anthropic Messages API "
-            "(structio.lm._anthropic), which this build does not have"
-        ) from None
-    api: _exchange.WireAPI = ANTHROPIC
-    return api
+    """The Anthropic Messages API, whose requests and responses a batch carries."""
+    return ANTHROPIC
 
 
 def batch_info(data: Mapping[str, Any]) -> BatchInfo:

@@ -2,14 +2,14 @@
 
 The server (`tests.wire.providers.anthropic_batch_server`) answers as Anthropic's API does
 and refuses a request the anthropic SDK's own types refuse; the requests are the ones the
-Anthropic Messages API (`structio.lm._anthropic`) writes.
+Anthropic Messages API (`structio.lm._anthropic`) writes, and a succeeded result's Message
+is read by that API (one of them a recorded Message of the real API).
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +25,13 @@ import structio as sio
 from structio.batch import state_path
 from structio.call import prepare
 from structio.cli import main
-from structio.exceptions import AuthenticationError
 from structio.lm import _batch_anthropic
+from structio.lm._anthropic import ANTHROPIC
 from structio.lm._batch_anthropic import AnthropicBatches
-from structio.lm._exchange import Endpoint, WireAPI, client_key, joined
-from structio.lm._stream import StreamAssembler
+from structio.lm._exchange import WireAPI
 from structio.lm.batches import batch_api, batch_price
-from structio.lm.models import cost_of
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.models import cost_of, model_entry
+from structio.lm.types import Usage
 from structio.run import run_batch
 from tests.wire.providers.anthropic_batch_server import (
     KEY,
@@ -40,8 +39,8 @@ from tests.wire.providers.anthropic_batch_server import (
     AnthropicPlan,
     Fault,
     error_body,
-    message,
 )
+from tests.wire.providers.anthropic_server import message, recorded
 from tests.wire.test_batch import read_errors, read_out, rows_of, write_rows
 
 SIG = "ticket -> category: str, urgency: int"
@@ -50,81 +49,29 @@ BATCHES = r"/v1/messages/batches"
 ONE = r"/v1/messages/batches/msgbatch_\d+"
 
 
-class MessagesDouble:
-    """A small Messages `WireAPI`: the system prompt apart, text turns, text answers."""
-
-    def provider(self, model: str) -> str:
-        return "anthropic"
-
-    def endpoint(self, model: str, client: Mapping[str, Any], *, stream: bool) -> Endpoint:
-        key = client.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise AuthenticationError(f"{model}: no key")
-        base = str(client.get("api_base") or "https://api.anthropic.com")
-        headers = {
-            "x-api-key": str(key),
-            "anthropic-version": "2023-06-01",
-            "Content-Type": "application/json",
-        }
-        name = model.split("/", 1)[1]
-        return Endpoint(
-            joined(base, "/v1/messages"), headers, name, "anthropic", client_key(client), base
-        )
-
-    def body(
-        self,
-        point: Endpoint,
-        messages: list[dict[str, Any]],
-        params: Mapping[str, Any],
-        client: Mapping[str, Any],
-        *,
-        stream: bool,
-    ) -> dict[str, Any]:
-        system = "\n".join(m["content"] for m in messages if m["role"] == "system")
-        turns = [{"role": m["role"], "content": m["content"]} for m in messages]
-        body: dict[str, Any] = {
-            "model": point.model,
-            "max_tokens": params.get("max_tokens", 1024),
-            "messages": [turn for turn in turns if turn["role"] != "system"],
-        }
-        if system:
-            body["system"] = system
-        if "temperature" in params:
-            body["temperature"] = params["temperature"]
-        return body
-
-    def response(
-        self, data: Mapping[str, Any], model: str, provider: str, latency: float, attempts: int
-    ) -> LMResponse:
-        text = "".join(block["text"] for block in data["content"] if block["type"] == "text")
-        raw = data["usage"]
-        usage = Usage(raw["input_tokens"], raw["output_tokens"])
-        completion = Completion(text=text, finish_reason="stop")
-        return LMResponse((completion,), model, usage, cost_of(model, usage), latency=latency)
-
-    def assembler(self, model: str, provider: str) -> StreamAssembler:
-        raise NotImplementedError("a batch never streams")
+USAGE = {"input_tokens": 11, "output_tokens": 3}
 
 
 def answer(params: dict[str, Any]) -> dict[str, Any]:
     """Answer from the ticket: 'boom' is refused, 'busy' rate limited, 'garbage' unreadable."""
-    ticket = params["messages"][-1]["content"].split("\n")[1]
+    [block] = params["messages"][-1]["content"]
+    ticket = block["text"].split("\n")[1]
     if "boom" in ticket:
         return error_body("invalid_request_error", "bad ticket")
     if "busy" in ticket:
         return error_body("rate_limit_error", "too many requests")
     if "garbage" in ticket:
-        return message("I would rather not say.")
+        return message("I would rather not say.", usage=USAGE)
     text = f"[[ ## category ## ]]\n{ticket}\n\n[[ ## urgency ## ]]\n{len(ticket)}"
-    return message(text, model=params["model"])
+    return message(text, usage=USAGE)
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> WireAPI:
-    """The Messages API the batches speak."""
-    double = MessagesDouble()
-    monkeypatch.setattr(_batch_anthropic, "messages_api", lambda: double)
-    return double
+def api() -> WireAPI:
+    """The Messages API the batches speak: the anthropic transport's own."""
+    found = _batch_anthropic.messages_api()
+    assert found is ANTHROPIC
+    return found
 
 
 @pytest.fixture
@@ -137,7 +84,7 @@ def server() -> Iterator[AnthropicBatchServer]:
 
 @pytest.fixture
 def make_lm(server: AnthropicBatchServer, api: WireAPI) -> Callable[..., sio.LM]:
-    def make(**kwargs: Any) -> sio.LM:
+    def make(model: str = MODEL, **kwargs: Any) -> sio.LM:
         options: dict[str, Any] = {
             "api_base": server.base_url,
             "api_key": KEY,
@@ -145,7 +92,7 @@ def make_lm(server: AnthropicBatchServer, api: WireAPI) -> Callable[..., sio.LM]
             "backoff": 0.01,
         }
         options.update(kwargs)
-        return sio.LM(MODEL, **options)
+        return sio.LM(model, **options)
 
     return make
 
@@ -177,7 +124,9 @@ def test_submit_poll_and_results(
     checker = pydantic.TypeAdapter(batch_create_params.Request)
     point = api.endpoint(MODEL, lm.client, stream=False)
     for line, request in enumerate(batch.requests, start=1):
-        checker.validate_python(request)
+        # The SDK's type (anthropic 2.14) lacks the sampling parameters the API still takes.
+        params = {k: v for k, v in request["params"].items() if k != "temperature"}
+        checker.validate_python({**request, "params": params})
         assert request["custom_id"] == str(line)
         # The body of the row's online call, as the Messages API writes it.
         inputs = {"ticket": ["aa", "bbb", "c"][line - 1]}
@@ -460,14 +409,19 @@ def test_only_models_of_a_provider_with_a_batch_api_batch(api: WireAPI) -> None:
     assert "anthropic" in text
 
 
-def test_without_a_key_nothing_is_sent(
-    server: AnthropicBatchServer, api: WireAPI, monkeypatch: pytest.MonkeyPatch
+def test_without_a_key_no_batch_is_made(
+    server: AnthropicBatchServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # Anthropic's own address without a key: refused before anything is sent.
+    with pytest.raises(sio.AuthenticationError, match="ANTHROPIC_API_KEY"):
+        sio.Predict(SIG, lm=sio.LM(MODEL, cache=False)).submit_batch(rows_of("aa"))
+    # A server of api_base gets no key (it may need none); this one refuses the batch.
     lm = sio.LM(MODEL, api_base=server.base_url, cache=False)
-    with pytest.raises(sio.AuthenticationError):
+    with pytest.raises(sio.AuthenticationError, match="invalid x-api-key"):
         sio.Predict(SIG, lm=lm).submit_batch(rows_of("aa"), progress=False)
-    assert server.requests == []
+    assert "x-api-key" not in server.requests[-1].headers
+    assert server.batches == {}
 
 
 def test_the_batch_endpoints_sit_beside_the_messages_endpoint(api: WireAPI) -> None:
@@ -478,3 +432,32 @@ def test_the_batch_endpoints_sit_beside_the_messages_endpoint(api: WireAPI) -> N
         "https://proxy.example/anthropic/v1/messages/batches/msgbatch_1/results?team=a"
     )
     assert batches._url("") == "https://proxy.example/anthropic/v1/messages/batches?team=a"
+
+
+def test_a_recorded_message_is_read_and_priced_at_the_batch_rates(
+    server: AnthropicBatchServer, make_lm: Callable[..., sio.LM]
+) -> None:
+    # A real Message of the API (recorded: 3 input tokens, 418 written to the prompt cache,
+    # 1111 read from it, 33 output), as a batch's succeeded result.
+    recorded_message = recorded("cache_write_and_read.json")
+    server.handler = lambda params: recorded_message
+    model = "anthropic/claude-sonnet-4-5"
+    predict = sio.Predict("question -> answer", lm=make_lm(model=model))
+    job = predict.submit_batch([{"question": "What is Python?"}], progress=False)
+    [result] = job.wait(poll_interval=0).results()
+    # Prose, not ChatAdapter's fields: the row fails with the text, nothing is made up...
+    assert isinstance(result, sio.ParseError)
+    assert result.completion.startswith("Python is a beginner-friendly")
+    # ...and its tokens are billed all the same.
+    assert job.usage == Usage(3 + 418 + 1111, 33, cached_tokens=1111, cache_write_tokens=418)
+    # Every kind of token at the model map's batch rate: half of each ordinary rate.
+    found = model_entry(model)
+    assert found is not None
+    rates = found[1]
+    expected = (
+        3 * rates["input_cost_per_token_batches"]
+        + 418 * rates["cache_creation_input_token_cost_batches"]
+        + 1111 * rates["cache_read_input_token_cost_batches"]
+        + 33 * rates["output_cost_per_token_batches"]
+    )
+    assert job.cost == pytest.approx(expected)
