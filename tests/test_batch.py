@@ -12,6 +12,9 @@ import structio as sio
 from structio.batch import BatchCall, BatchStatus, CostEstimate, state_path, submit
 from structio.call import prepare, read_response
 from structio.cli import main
+from structio.lm._batch_anthropic import BATCH_DISCOUNT
+from structio.lm._batch_anthropic import batch_info as anthropic_batch_info
+from structio.lm._batch_anthropic import serves as anthropic_serves
 from structio.lm.batches import BatchInfo, BatchLimits, batch_api, batch_price
 from structio.lm.models import cost_of, model_entry
 from structio.lm.types import Completion, LMResponse, Usage
@@ -57,17 +60,18 @@ def test_batch_prices_come_from_the_model_map() -> None:
     assert "no price known" in unknown.note
 
 
-def test_an_openai_model_without_batch_prices_gets_half_price(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_model_without_batch_prices_gets_half_price_at_openai_and_anthropic(
+    monkeypatch: pytest.MonkeyPatch, provider: str
 ) -> None:
-    entry = {"litellm_provider": "openai", "input_cost_per_token": 2e-6}
+    entry = {"litellm_provider": provider, "input_cost_per_token": 2e-6}
     entry["output_cost_per_token"] = 8e-6
-    monkeypatch.setattr("structio.lm.batches.model_entry", lambda model: ("m", entry))
+    monkeypatch.setattr("structio.lm._batch_base.model_entry", lambda model: ("m", entry))
     monkeypatch.setattr(
-        "structio.lm.batches.cost_of",
+        "structio.lm._batch_base.cost_of",
         lambda model, usage: usage.prompt_tokens * 2e-6 + usage.completion_tokens * 8e-6,
     )
-    price = batch_price("openai/m")
+    price = batch_price(f"{provider}/m")
     assert (price.input, price.output) == (1e-6, 4e-6)
     assert price.note == "50% batch discount"
     entry["litellm_provider"] = "groq"
@@ -115,8 +119,9 @@ def test_the_estimate_says_when_the_cost_is_unknown() -> None:
 def test_only_providers_with_a_batch_api_are_accepted() -> None:
     with pytest.raises(sio.ConfigurationError, match="not FakeLM"):
         batch_api(sio.FakeLM(["x"]))
-    with pytest.raises(sio.ConfigurationError, match="litellm cannot create batches"):
-        batch_api(sio.LM("anthropic/claude-3-5-haiku-latest", api_key="k"))
+    with pytest.raises(sio.ConfigurationError, match="'groq' has no batch API") as info:
+        batch_api(sio.LM("groq/llama-3.1-8b-instant", api_key="k", transport="litellm"))
+    assert "batches work for openai (and OpenAI-compatible servers), anthropic" in str(info.value)
     with pytest.raises(sio.ConfigurationError, match="Azure batches go through litellm"):
         batch_api(sio.LM("azure/gpt", api_base="https://example.invalid", api_key="k"))
 
@@ -157,3 +162,44 @@ def test_the_command_refuses_a_negative_poll_interval(
     argv = ["run", SIG, str(data), "-o", str(tmp_path / "o.jsonl"), "--model", "openai/test"]
     assert main([*argv, "--batch", "--poll-interval", "-1"]) == 2
     assert "--poll-interval must be 0 or more" in capsys.readouterr().err
+
+
+# -- Anthropic's Message Batches ------------------------------------------------------------------
+
+
+def test_anthropic_batch_objects_are_read_into_batch_info() -> None:
+    counts = {"processing": 2, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+    running = anthropic_batch_info(
+        {"id": "msgbatch_1", "processing_status": "in_progress", "request_counts": counts}
+    )
+    assert (running.status, running.total, running.done, running.output_file_id) == (
+        "in_progress",
+        2,
+        False,
+        None,
+    )
+    counts = {"processing": 0, "succeeded": 3, "errored": 1, "canceled": 1, "expired": 2}
+    ended = anthropic_batch_info(
+        {"id": "msgbatch_1", "processing_status": "ended", "request_counts": counts}
+    )
+    assert (ended.total, ended.completed, ended.failed) == (7, 3, 4)
+    assert ended.done
+    assert ended.output_file_id == "msgbatch_1"  # its results are read by the batch's id
+
+
+def test_the_map_s_anthropic_batch_prices_are_half_price() -> None:
+    # What the Anthropic batch path charges (half the Messages API's price) is the map's.
+    price = batch_price("anthropic/claude-haiku-4-5")
+    full = cost_of("anthropic/claude-haiku-4-5", Usage(1000, 100))
+    assert full is not None
+    assert price.cost(Usage(1000, 100)) == pytest.approx(full * BATCH_DISCOUNT)
+
+
+def test_anthropic_models_are_told_apart() -> None:
+    def lm(model: str) -> sio.LM:
+        return sio.LM(model, api_key="k")
+
+    assert anthropic_serves(lm("anthropic/claude-haiku-4-5"))
+    assert anthropic_serves(lm("claude-haiku-4-5"))
+    assert not anthropic_serves(lm("openai/claude-haiku-4-5"))
+    assert not anthropic_serves(lm("gpt-4o-mini"))

@@ -4,10 +4,12 @@ Each row becomes one request whose body is exactly what the online call sends (t
 layer prepares it: `structio.call.prepare`), with the row's line number as its
 ``custom_id``. Rows answered in the response cache are read from it and never sent. The
 rest are split into batches within the provider's limits (`BatchLimits`), each uploaded as
-a JSON Lines file and created as a batch. When a batch ends, every answer is read as the
-online call reads it (`structio.call.read_response`: the same never-invent rules, ChatAdapter's
-JSON re-read of the same text) but no second request is made: a row whose answer cannot be
-read is a failed row, as is a row of a batch that expired, failed or was cancelled.
+a JSON Lines file and created as a batch (Anthropic takes the requests inline with the
+create: its "file" stays here, named by its digest; `structio.lm._batch_anthropic`).
+When a batch ends, every answer is read as the online call reads it
+(`structio.call.read_response`: the same never-invent rules, ChatAdapter's JSON re-read of
+the same text) but no second request is made: a row whose answer cannot be read is a
+failed row, as is a row of a batch that expired, failed or was cancelled.
 
 With a state file, the ids are written as soon as they exist (the file id after the upload,
 the batch id after the create), atomically: a run stopped by Ctrl-C or a crash is picked up
@@ -268,7 +270,7 @@ class BatchJob(Generic[R]):
 
     ``status()`` asks the provider where each batch stands, ``wait()`` polls until all
     have ended and reads them, ``results()`` gives each row's prediction (or its error) in
-    row order.
+    row order, ``cancel()`` asks the provider to stop the batches.
 
     Attributes:
         estimate: What submitting was expected to cost (printed before submitting); None
@@ -374,6 +376,19 @@ class BatchJob(Generic[R]):
             self._say(self.report())
         return self
 
+    def cancel(self) -> BatchStatus:
+        """Ask the provider to stop every batch not yet read.
+
+        The requests that have not run end unanswered: `wait` then reads each batch as it
+        ends, and every row without an answer fails (cancelled), never answered otherwise.
+        """
+        for entry in self._state.entries:
+            if entry.batch_id and not entry.collected:
+                info = self._api.cancel(entry.batch_id)
+                self._infos[entry.batch_id] = info
+                entry.status = info.status
+        return self._status()
+
     def results(self) -> list[R | BaseException]:
         """Each row's result in row order: its prediction, or the exception it failed with.
 
@@ -452,8 +467,8 @@ class BatchJob(Generic[R]):
             )
             self.estimate = CostEstimate(requests, tokens, prompt_cost, price)
             self._say(self.estimate.report())
-        for entry, _ in reusable:
-            self._create(entry)
+        for entry, built in reusable:
+            self._create(entry, built)
         for lines, data in self._chunks(fresh):
             self._upload(lines, data)
 
@@ -529,14 +544,14 @@ class BatchJob(Generic[R]):
         entry = _Entry(lines, _digest(data), file_id)
         self._state.entries.append(entry)
         self._state.save()  # before the create: a stop in between reuses this file
-        self._create(entry)
+        self._create(entry, data)
 
-    def _create(self, entry: _Entry) -> None:
+    def _create(self, entry: _Entry, data: bytes) -> None:
         metadata = {
             "structio_signature": self._call.signature.__name__[:500],
             "structio_rows": f"{entry.lines[0]}-{entry.lines[-1]}",
         }
-        info = self._api.create(entry.file_id, metadata)
+        info = self._api.create(entry.file_id, metadata, data)
         entry.batch_id = info.id
         entry.status = info.status
         self._infos[info.id] = info
@@ -606,6 +621,8 @@ class BatchJob(Generic[R]):
                 detail=f"batch {info.id} failed: {reasons}",
                 what="the batch was rejected",
             )
+        elif info.status == "ended":
+            why = "the batch ended without a result for this request"
         else:
             why = f"the batch ended ({info.status}) without an answer for this request"
         return lm_error(

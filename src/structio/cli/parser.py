@@ -201,8 +201,8 @@ def build_parser(
     run.add_argument(
         "--batch",
         action="store_true",
-        help="send the rows through the provider's batch API (OpenAI: half price, answered "
-        "within 24h); rerun the same command to pick up batches after a stop",
+        help="send the rows through the provider's batch API (OpenAI, Anthropic: half price, "
+        "answered within 24h); rerun the same command to pick up batches after a stop",
     )
     run.add_argument(
         "--poll-interval",

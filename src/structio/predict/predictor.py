@@ -687,7 +687,7 @@ class Predict:
         max_bytes: int = 200 * 1024 * 1024,
         progress: bool = True,
     ) -> BatchJob[Prediction]:
-        """Submit ``rows`` to the provider's batch API (half price at OpenAI, within 24h).
+        """Submit ``rows`` to the provider's batch API (half price at OpenAI, Anthropic; 24h).
 
         Each row is one request, exactly the one a call would send (``custom_id``: the
         row's number, from 1); rows answered in the response cache are read from it and
