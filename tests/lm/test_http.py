@@ -70,5 +70,7 @@ def test_litellm_gets_anthropics_thinking_blocks_and_nothing_else() -> None:
 def test_litellm_never_sends_the_prompt_cache_setting() -> None:
     from structio.lm._litellm import completion_args
 
-    args = completion_args("anthropic/claude-sonnet-4-5", REPLAYED, {}, 10.0, {"prompt_cache": True})
+    args = completion_args(
+        "anthropic/claude-sonnet-4-5", REPLAYED, {}, 10.0, {"prompt_cache": True}
+    )
     assert "prompt_cache" not in args
