@@ -115,6 +115,10 @@ def fixed() -> Iterator[FixedTransport]:
 
 def test_the_built_in_transports_are_registered() -> None:
     assert registered_transports()[:2] == ("direct", "litellm")
+    assert "gemini" in registered_transports()
+    # Gemini's models go to its API directly (issue 32), unless litellm is named.
+    assert transport_for("gemini/gemini-2.5-flash").name == "gemini"
+    assert transport_for("gemini/gemini-2.5-flash", "litellm").name == "litellm"
     assert isinstance(transport_for("openai/gpt-4o-mini"), Transport)
     assert transport_for("openai/gpt-4o-mini").name == "direct"
     # Anthropic's models go to its Messages API directly (issue 32), unless litellm is named.
@@ -155,7 +159,7 @@ def test_unregistering_forgets_the_name() -> None:
     finally:
         unregister_transport("fixed")
     assert "fixed" not in registered_transports()
-    names = r"'auto', 'direct', 'litellm' or 'anthropic', not 'fixed'"
+    names = r"'auto', 'direct', 'litellm', 'anthropic' or 'gemini', not 'fixed'"
     with pytest.raises(sio.ConfigurationError, match=names):
         sio.LM("openai/x", transport="fixed")
     with pytest.raises(sio.ConfigurationError, match="no transport named 'fixed'"):

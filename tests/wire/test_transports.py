@@ -78,6 +78,8 @@ def test_a_model_without_a_provider_is_one_clear_error_not_retried(
         ("anthropic/claude-3-5-sonnet-latest", {"drop_params": True}, "litellm"),
         ("bedrock/anthropic.claude-3-haiku", {}, "litellm"),
         ("vertex_ai/gemini-1.5-pro", {}, "litellm"),
+        ("gemini/gemini-2.5-flash", {}, "gemini"),
+        ("gemini/gemini-2.5-flash", {"transport": "litellm"}, "litellm"),
         ("ollama_chat/llama3.2", {}, "litellm"),
         ("claude-3-5-sonnet-latest", {}, "litellm"),
         ("openai/gpt-4o-mini", {"transport": "litellm"}, "litellm"),
@@ -96,7 +98,9 @@ def test_direct_refuses_what_it_cannot_serve() -> None:
         sio.LM("anthropic/claude-3-5-sonnet-latest", transport="direct")
     with pytest.raises(sio.ConfigurationError, match="mock_response is a litellm option"):
         sio.LM("openai/gpt-4o-mini", transport="direct", mock_response="x")
-    with pytest.raises(sio.ConfigurationError, match="'auto', 'direct', 'litellm' or 'anthropic'"):
+    with pytest.raises(
+        sio.ConfigurationError, match="'auto', 'direct', 'litellm', 'anthropic' or 'gemini'"
+    ):
         sio.LM("openai/gpt-4o-mini", transport="http")
 
 

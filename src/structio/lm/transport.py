@@ -16,7 +16,9 @@ that says yes, else the fallback, ``"litellm"``. Built in: ``"direct"`` matches 
 OpenAI-compatible providers (``openai/``, ``azure/``, ``groq/``, ``together_ai/``,
 ``openrouter/``, ``deepseek/``, ``fireworks_ai/``, ``xai/``, ``hosted_vllm/``,
 ``lm_studio/`` and bare OpenAI names) unless a litellm-only option is set;
-``"anthropic"`` matches ``anthropic/...`` models on the same condition.
+``"anthropic"`` matches ``anthropic/...`` models on the same condition, and ``"gemini"``
+(Google's Gemini API over the same clients, `structio.lm._gemini`) ``gemini/...`` models
+(``vertex_ai/`` stays litellm's).
 """
 
 from __future__ import annotations
@@ -341,6 +343,20 @@ def _anthropic_serves(model: str, client: Mapping[str, Any]) -> bool:
     return serves(model, client)
 
 
+def _gemini_transport() -> Transport:
+    from structio.lm._gemini import GeminiTransport
+
+    return GeminiTransport()
+
+
+def _gemini_serves(model: str, client: Mapping[str, Any]) -> bool:
+    if not model.startswith("gemini/"):
+        return False  # most models: the module is not imported to say no
+    from structio.lm._gemini import serves
+
+    return serves(model, client)
+
+
 def _litellm_transport() -> Transport:
     from structio.lm._litellm import LiteLLMTransport  # the module, not litellm itself
 
@@ -358,3 +374,4 @@ register_transport("direct", _http.DirectTransport, matches=_http.serves)
 _http.register_api("responses", _responses_api)
 register_transport("litellm", _litellm_transport)
 register_transport("anthropic", _anthropic_transport, matches=_anthropic_serves)
+register_transport("gemini", _gemini_transport, matches=_gemini_serves)
