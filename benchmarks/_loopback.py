@@ -12,6 +12,13 @@ the same format structio's and DSPy's ChatAdapter read. ``GET /_stats`` answers
 ``{"requests": N}``, the chat completions served so far, so the benchmark can check that
 each call made exactly one request (no cache hit, no retry). Anything else is a 404.
 
+``--delay SECONDS`` (0 by default) makes each chat completion wait that long before it is
+written, as a model's latency would: a timer per request (the event loop's, no thread),
+deadlines taken when the request arrived, and the answers of one connection written in
+the order of its requests. With a delay, throughput is bound by concurrency (at most
+concurrency / delay calls per second) and by the client's CPU, which is what an async
+client benchmark measures.
+
 HTTP/1.1 only: request line, headers, a ``Content-Length`` or chunked body; connections
 stay open (keep-alive) unless the client asks to close; pipelined requests are answered
 in order. Written on ``asyncio.Protocol`` rather than streams: a request costs one
@@ -20,7 +27,9 @@ in order. Written on ``asyncio.Protocol`` rather than streams: a request costs o
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import collections
 import json
 import signal
 import sys
@@ -66,6 +75,7 @@ _BAD = _response("400 Bad Request", b'{"error": {"message": "bad request"}}', cl
 
 class _Stats:
     requests = 0
+    delay = 0.0  # seconds each chat completion waits before it is written (--delay)
 
 
 def _chunked(buffer: bytearray, start: int) -> int | None:
@@ -153,6 +163,10 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
+        # With a delay: the answers not yet written, in request order, with their deadlines
+        # (and whether to close after each); one timer per connection writes the due ones.
+        self.pending: collections.deque[tuple[float, bytes, bool]] = collections.deque()
+        self.timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -177,17 +191,53 @@ class _Connection(asyncio.Protocol):
         if request is None:
             return False
         method, path = request.method, request.path
+        delay = 0.0
         if method == "POST" and path.endswith("/chat/completions"):
             _Stats.requests += 1
-            transport.write(_OK)
+            answer, delay = _OK, _Stats.delay
         elif method == "GET" and path == "/_stats":
-            transport.write(_response("200 OK", json.dumps({"requests": _Stats.requests}).encode()))
+            answer = _response("200 OK", json.dumps({"requests": _Stats.requests}).encode())
         else:
-            transport.write(_NOT_FOUND)
+            answer = _NOT_FOUND
+        if delay > 0 or self.pending:  # never ahead of an answer still waiting
+            return self._later(answer, request.close, delay)
+        transport.write(answer)
         if request.close:
             transport.close()
             return False
         return True
+
+    def _later(self, answer: bytes, close: bool, delay: float) -> bool:
+        """Write ``answer`` after ``delay``, and after every answer still pending before it."""
+        loop = asyncio.get_running_loop()
+        self.pending.append((loop.time() + delay, answer, close))
+        if self.timer is None:
+            self.timer = loop.call_at(self.pending[0][0], self._flush)
+        return not close
+
+    def _flush(self) -> None:
+        """Write the answers that are due, in order; set the timer for the next one."""
+        self.timer = None
+        transport, loop = self.transport, asyncio.get_running_loop()
+        now = loop.time()
+        while self.pending and self.pending[0][0] <= now:
+            _, answer, close = self.pending.popleft()
+            if transport is None or transport.is_closing():
+                self.pending.clear()
+                return
+            transport.write(answer)
+            if close:
+                transport.close()
+                self.pending.clear()
+                return
+        if self.pending:
+            self.timer = loop.call_at(self.pending[0][0], self._flush)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.pending.clear()
 
 
 async def serve(connection: Callable[[], asyncio.Protocol] = _Connection) -> None:
@@ -227,4 +277,9 @@ async def serve(connection: Callable[[], asyncio.Protocol] = _Connection) -> Non
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "--delay", type=float, default=0.0, help="seconds before each chat completion is written"
+    )
+    _Stats.delay = parser.parse_args().delay
     asyncio.run(serve())

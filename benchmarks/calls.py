@@ -14,6 +14,11 @@ same canned ChatAdapter answer for ``question -> answer``. Against it, in this o
 - throughput: ``Predict.batch`` of distinct questions at concurrency 8 and 64, calls per
   second of wall time, median of rounds, interleaved (a thread pool of raw httpx POSTs,
   for reference);
+- async throughput, against a second loopback server that answers after 50 ms (a
+  model's latency): structio's ``Predict.abatch`` and DSPy's ``Predict.acall`` gathered
+  (as many tasks as the concurrency, each calling one input after another; DSPy's LM set
+  with ``dspy.configure``) at concurrency 64 and 256, calls per second of wall time and
+  CPU per call, median of rounds, interleaved (raw ``aiohttp`` POSTs, for reference);
 - cold start: a fresh interpreter to the first result (wall time from spawn, and the
   child's own CPU time), median of runs; and whether ``import structio`` loads litellm
   or httpx.
@@ -27,6 +32,7 @@ Run: python benchmarks/calls.py [--quick]     (pip install -r benchmarks/require
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import inspect
 import json
@@ -38,7 +44,7 @@ import sys
 import time
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,26 +70,47 @@ class Settings:
     batch_rounds: int
     cold_runs: int
     cold_warmup: bool
+    async_calls: int  # inputs per async batch
+    async_rounds: int
 
 
 FULL = Settings(
-    rounds=15, block_seconds=0.2, batch_size=384, batch_rounds=7, cold_runs=9, cold_warmup=True
+    rounds=15,
+    block_seconds=0.2,
+    batch_size=384,
+    batch_rounds=7,
+    cold_runs=9,
+    cold_warmup=True,
+    async_calls=2048,
+    async_rounds=5,
 )
 QUICK = Settings(
-    rounds=3, block_seconds=0.01, batch_size=32, batch_rounds=1, cold_runs=1, cold_warmup=False
+    rounds=3,
+    block_seconds=0.01,
+    batch_size=32,
+    batch_rounds=1,
+    cold_runs=1,
+    cold_warmup=False,
+    async_calls=512,
+    async_rounds=1,
 )
 CONCURRENCY = (8, 64)
+ASYNC_CONCURRENCY = (64, 256)
+ASYNC_DELAY = 0.05  # seconds the async benchmark's server waits before each answer
 
 
 # -- the server ---------------------------------------------------------------------------
 
 
 class Loopback:
-    """The loopback server in a child process: its ``url`` and its request count."""
+    """The loopback server in a child process: its ``url`` and its request count.
 
-    def __init__(self) -> None:
+    ``delay``: seconds each chat completion waits before it is written (a model's latency).
+    """
+
+    def __init__(self, delay: float = 0.0) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(HERE / "_loopback.py")],
+            [sys.executable, str(HERE / "_loopback.py"), "--delay", str(delay)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -112,9 +139,9 @@ class Loopback:
 
 
 @contextlib.contextmanager
-def loopback() -> Iterator[Loopback]:
-    """A running `Loopback`, stopped on exit."""
-    server = Loopback()
+def loopback(delay: float = 0.0) -> Iterator[Loopback]:
+    """A running `Loopback` (answering after ``delay`` seconds), stopped on exit."""
+    server = Loopback(delay)
     try:
         yield server
     finally:
@@ -430,6 +457,198 @@ def measure_batches(
     }
 
 
+AsyncRun = Callable[[list[str], int], Awaitable[int]]  # (questions, concurrency) -> "Paris"s
+
+
+async def _workers(call: Callable[[str], Awaitable[str]], questions: list[str], n: int) -> int:
+    """``call`` on every question by ``n`` tasks, each taking the next; answers "Paris"."""
+    pending = iter(questions)
+    good = 0
+
+    async def worker() -> None:
+        nonlocal good
+        for question in pending:
+            answer = await call(question)  # not `good += ... await`: it would read `good` first
+            good += answer == "Paris"
+
+    await asyncio.gather(*(worker() for _ in range(n)))
+    return good
+
+
+def async_systems(
+    url: str, dspy: Any | None
+) -> tuple[dict[str, AsyncRun], Callable[[], Awaitable[None]]]:
+    """Each library's async calls (and raw aiohttp POSTs, for reference), by label.
+
+    And what closes the raw POSTs' session, in the loop that ran them.
+    """
+    systems: dict[str, AsyncRun] = {}
+    body = json.dumps({"model": "test", "messages": messages()}).encode()
+    endpoint = f"{url}/chat/completions"
+    headers = {"authorization": f"Bearer {API_KEY}", "content-type": "application/json"}
+    sessions: dict[asyncio.AbstractEventLoop, Any] = {}
+
+    async def raw_aiohttp(questions: list[str], concurrency: int) -> int:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        if loop not in sessions:
+            connector = aiohttp.TCPConnector(limit=0, limit_per_host=0)
+            sessions[loop] = aiohttp.ClientSession(connector=connector)
+        session = sessions[loop]
+
+        async def one(_question: str) -> str:
+            async with session.post(endpoint, data=body, headers=headers) as response:
+                reply = json.loads(await response.read())
+            return "Paris" if "Paris" in reply["choices"][0]["message"]["content"] else ""
+
+        return await _workers(one, questions, concurrency)
+
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        systems["raw aiohttp POSTs"] = raw_aiohttp
+
+    if dspy is not None:
+        engine = dspy_engine(dspy, url)
+        dspy.configure(lm=dspy_lm(dspy, url))
+        program = dspy.Predict(SPEC)
+
+        async def dspy_async(questions: list[str], concurrency: int) -> int:
+            async def one(question: str) -> str:
+                return str((await program.acall(question=question)).answer)
+
+            return await _workers(one, questions, concurrency)
+
+        systems[f"DSPy 3.4.1 Predict.acall gathered (default engine: {engine})"] = dspy_async
+
+    predict = sio.Predict(SPEC, lm=structio_lm(url, "direct"))
+
+    async def structio_abatch(questions: list[str], concurrency: int) -> int:
+        results = await predict.abatch(
+            [{"question": q} for q in questions], max_concurrency=concurrency, progress=False
+        )
+        return sum(getattr(r, "answer", None) == "Paris" for r in results)
+
+    systems["structio Predict.abatch (direct)"] = structio_abatch
+
+    async def close() -> None:
+        session = sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
+
+    return systems, close
+
+
+def measure_async(
+    server: Loopback,
+    made: tuple[dict[str, AsyncRun], Callable[[], Awaitable[None]]],
+    settings: Settings,
+) -> dict[tuple[str, int], Throughput]:
+    """Async calls per second of each system at each concurrency, interleaved round by round.
+
+    One event loop for the whole measurement (each library keeps its connections in it).
+    """
+
+    systems, close = made
+
+    async def run() -> dict[tuple[str, int], Throughput]:
+        try:
+            return await measure(systems)
+        finally:
+            await close()
+
+    async def measure(systems: dict[str, AsyncRun]) -> dict[tuple[str, int], Throughput]:
+        top = max(ASYNC_CONCURRENCY)
+        for name, call in systems.items():  # connections opened, lazy imports done
+            warm = [f"Warm-up {i}: what is {i} plus {i}?" for i in range(2 * top)]
+            before = server.requests()
+            if await call(warm, top) != len(warm) or server.requests() - before != len(warm):
+                print(f"warning: {name} did not make one good request per input", file=sys.stderr)
+        rates: dict[tuple[str, int], list[float]] = {}
+        cpus: dict[tuple[str, int], list[float]] = {}
+        failures: dict[tuple[str, int], int] = {}
+        size = settings.async_calls
+        names = list(systems)
+        for round_ in range(settings.async_rounds):
+            shift = round_ % len(names)
+            for concurrency in ASYNC_CONCURRENCY:
+                questions = [
+                    f"Question {round_}-{concurrency}-{i}: what is {i} plus {i}?"
+                    for i in range(size)
+                ]
+                for name in names[shift:] + names[:shift]:
+                    key = (name, concurrency)
+                    before = server.requests()
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    good = await systems[name](questions, concurrency)
+                    cpu = time.process_time() - cpu
+                    wall = time.perf_counter() - wall
+                    made = server.requests() - before
+                    rates.setdefault(key, []).append(size / wall)
+                    cpus.setdefault(key, []).append(cpu / size)
+                    failures[key] = failures.get(key, 0) + size - good + abs(made - size)
+        return {
+            key: Throughput(
+                statistics.median(rates[key]), statistics.median(cpus[key]), failures[key]
+            )
+            for key in rates
+        }
+
+    return asyncio.run(run())
+
+
+def report_async(
+    results: dict[tuple[str, int], Throughput], settings: Settings, targets: Targets
+) -> None:
+    """The async throughput table and its targets."""
+    names = list(dict.fromkeys(name for name, _ in results))
+    head = " | ".join(f"c={c} calls/s | c={c} CPU/call" for c in ASYNC_CONCURRENCY)
+    print(
+        f"\n## Async: {settings.async_calls} distinct questions, server answering in "
+        f"{ASYNC_DELAY * 1e3:g} ms, calls per second of wall time, median of "
+        f"{settings.async_rounds} rounds\n\n| system | {head} | failures |"
+        f"\n|---|{'---:|' * (2 * len(ASYNC_CONCURRENCY))}---:|"
+    )
+    for name in names:
+        cells = " | ".join(
+            f"{results[name, c].calls_per_second:,.0f} | {_us(results[name, c].cpu_per_call)}"
+            for c in ASYNC_CONCURRENCY
+        )
+        failed = sum(results[name, c].failures for c in ASYNC_CONCURRENCY)
+        print(f"| {name} | {cells} | {failed} |")
+    ceiling = ", ".join(f"c={c}: {c / ASYNC_DELAY:,.0f}" for c in ASYNC_CONCURRENCY)
+    print(f"\nCeiling set by the server's delay (concurrency / delay), calls/s: {ceiling}")
+    print(
+        "(failures: answers that were not the expected one, and requests made beyond or "
+        "short of one per call)"
+    )
+    structio = _find(names, "structio")
+    dspy = _find(names, "DSPy")
+    for c in ASYNC_CONCURRENCY:
+        ratio = (
+            _ratio(results[structio, c].calls_per_second, results[dspy, c].calls_per_second)
+            if structio and dspy
+            else None
+        )
+        if ratio is not None:
+            print(f"structio / DSPy async at concurrency {c}: {ratio:.2f}x calls per second")
+        targets.check(
+            f"async at concurrency {c} (Predict.abatch, direct path), >= 2x DSPy's calls/s",
+            ratio,
+            2.0,
+            at_most=False,
+        )
+    targets.flag(
+        "async, caches off: every call made exactly one request",
+        all(results[key].failures == 0 for key in results),
+        ", ".join(f"{n} c={c}: {r.failures}" for (n, c), r in results.items() if r.failures)
+        or "all one request per call, every answer right",
+    )
+
+
 _CHILD_END = (
     "import sys as _s, time as _t\n"
     "_w, _c = _t.monotonic(), _t.process_time()\n"
@@ -691,6 +910,9 @@ def report_cold(
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="few calls (a smoke run)")
+    parser.add_argument(
+        "--only-async", action="store_true", help="only the async throughput (50 ms server)"
+    )
     args = parser.parse_args()
     settings = QUICK if args.quick else FULL
     warnings.filterwarnings("ignore")
@@ -698,6 +920,19 @@ def main() -> None:
     litellm = import_litellm()
     targets = Targets()
     started = time.perf_counter()
+    if not args.only_async:
+        run_sync(dspy, litellm, settings, targets)
+    with loopback(ASYNC_DELAY) as server:
+        print(f"\nLoopback server answering in {ASYNC_DELAY * 1e3:g} ms: {server.url}")
+        report_async(
+            measure_async(server, async_systems(server.url, dspy), settings), settings, targets
+        )
+    targets.print()
+    print(f"\nThe whole run took {time.perf_counter() - started:.0f} s.")
+
+
+def run_sync(dspy: Any | None, litellm: Any | None, settings: Settings, targets: Targets) -> None:
+    """Per call, thread throughput and cold start, against the immediate server."""
     with loopback() as server:
         print(f"Loopback server: {server.url} (its own process)")
         print(f"structio {sio.__version__}; transports: {TRANSPORTS}")
@@ -712,8 +947,6 @@ def main() -> None:
         report_batches(batches, settings, targets)
         cold = measure_cold(cold_scripts(server.url, dspy is not None), settings)
         report_cold(cold, import_check(), settings, targets)
-    targets.print()
-    print(f"\nThe whole run took {time.perf_counter() - started:.0f} s.")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """One request over the pooled HTTP client, for any provider API: the seam of direct transports.
 
 `HTTPTransport` carries requests of one `WireAPI` (how a provider's request is written and
-its answer read) over the pooled httpx clients of `structio.lm._pool`: timeouts, the
+its answer read) over the pooled HTTP clients of `structio.lm._pool` (httpx for sync
+requests, aiohttp for async ones: `structio.lm._pool` says why): timeouts, the
 response bound (`MAX_RESPONSE_BYTES`), redirects refused, server-sent event streams, and
 failures translated into structio's error tree (`translate_error`). The APIs live beside
 it: chat completions (`structio.lm._http`), OpenAI's Responses API, Anthropic's Messages
@@ -14,7 +15,7 @@ import json
 import time
 import urllib.parse
 from collections.abc import AsyncGenerator, Generator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
 from structio.exceptions import (
     ContextWindowExceededError,
@@ -137,9 +138,21 @@ def _encode(body: dict[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+@overload
 def _post(
-    http: httpx.Client | httpx.AsyncClient, point: Endpoint, body: dict[str, Any], timeout: float
-) -> httpx.Request:
+    http: httpx.Client, point: Endpoint, body: dict[str, Any], timeout: float
+) -> httpx.Request: ...
+
+
+@overload
+def _post(
+    http: _pool.AsyncHTTP, point: Endpoint, body: dict[str, Any], timeout: float
+) -> _pool.Request: ...
+
+
+def _post(
+    http: httpx.Client | _pool.AsyncHTTP, point: Endpoint, body: dict[str, Any], timeout: float
+) -> httpx.Request | _pool.Request:
     """The request of one call: ``body`` posted to ``point``."""
     return http.build_request(
         "POST", point.url, content=_encode(body), headers=point.headers, timeout=timeout
@@ -289,7 +302,7 @@ async def _stream_async(
     yield assembler
 
 
-def _bounded(pieces: Iterable[bytes], response: httpx.Response) -> bytes:
+def _bounded(pieces: Iterable[bytes], response: httpx.Response | _pool.AsyncResponse) -> bytes:
     """The decompressed body, read piece by piece up to `MAX_RESPONSE_BYTES`."""
     read: list[bytes] = []
     size = 0
@@ -301,7 +314,7 @@ def _bounded(pieces: Iterable[bytes], response: httpx.Response) -> bytes:
     return b"".join(read)
 
 
-async def _abounded(response: httpx.Response) -> bytes:
+async def _abounded(response: _pool.AsyncResponse) -> bytes:
     """Async form of `_bounded`, over the response's decompressed bytes."""
     read: list[bytes] = []
     size = 0
@@ -313,7 +326,7 @@ async def _abounded(response: httpx.Response) -> bytes:
     return b"".join(read)
 
 
-def _too_large(response: httpx.Response) -> HTTPStatusError:
+def _too_large(response: httpx.Response | _pool.AsyncResponse) -> HTTPStatusError:
     return HTTPStatusError(
         None,
         f"the response passed {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB (decompressed) and "
@@ -325,7 +338,7 @@ def _too_large(response: httpx.Response) -> HTTPStatusError:
 
 def _read(
     api: WireAPI,
-    response: httpx.Response,
+    response: httpx.Response | _pool.AsyncResponse,
     content: bytes,
     model: str,
     provider: str,
@@ -389,6 +402,9 @@ def translate_error(
             retry_after=retry_after(exc.headers),
             **common,
         )
+    if isinstance(exc, _pool.RequestFailedError):  # an async request (aiohttp) that got no response
+        cls = LMTimeoutError if exc.timeout else LMConnectionError
+        return lm_error(cls, detail=str(exc), url=exc.url, **common)
     module = type(exc).__module__
     if not module.startswith(("httpx", "httpcore")):
         return None
@@ -432,7 +448,7 @@ class HTTPTransport:
         return self.api
 
     def load(self, client: Mapping[str, Any]) -> None:
-        """Import httpx and open the pooled client of these settings."""
+        """Import httpx and open the pooled (sync) client of these settings."""
         load(client)
 
     def send(

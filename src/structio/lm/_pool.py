@@ -1,16 +1,32 @@
-"""The direct transport's pooled httpx clients, and what httpx logs of their requests.
+"""The direct transport's pooled HTTP clients, and what is logged of their requests.
 
-One `httpx.Client` per proxy and TLS setting for the process, one `httpx.AsyncClient` per
-event loop and setting (httpx's connections belong to the loop that opened them), each
-closed at exit or with its loop. httpx is imported when the first client is made.
+One `httpx.Client` per proxy and TLS setting for the process (sync requests), one
+`AsyncHTTP` (an ``aiohttp.ClientSession``) per event loop and setting (async requests: a
+connection belongs to the loop that opened it), each closed at exit or with its loop.
+The library is imported when the first client is made.
+
+Why aiohttp for async requests (``benchmarks/async_clients.py``: 50 ms server, the pool
+sized as here; 2 shared cores): at concurrency 64 and 256, ``httpx.AsyncClient`` spends
+7-9 ms of CPU per request and serves 85-110 requests/s, ``httpx2.AsyncClient`` (the fork
+the openai SDK moved to) 2.6-3.5 ms and 270-330/s, ``aiohttp`` 0.22-0.28 ms and
+1,150-2,400/s. httpcore's pool, httpcore2's too, scans every connection for every queued
+request (encode/httpcore#1035); aiohttp's connector takes an idle connection from a list
+and parses HTTP in C. aiohttp is no extra install either: litellm depends on it. Sync
+requests stay on httpx (aiohttp has no sync client; httpx's sync pool is cheap per call).
+`AsyncHTTP` keeps what the transports use of httpx's interface (``build_request``,
+``send``; a response's ``status_code``, ``headers``, ``aiter_bytes``, ``aiter_lines``,
+``aread``, ``aclose``) and httpx's behaviour: redirects never followed, the same TLS
+context (`verify`), proxies given or from the environment, credentials in the address
+sent as Basic authorization, failures below HTTP raised as `RequestFailedError`.
 
 httpx logs each request it sends at INFO, its URL whole (``HTTP Request: POST <url>
 "HTTP/1.1 200 OK"``), so the user, password and query values of an API base (credentials,
 by the one secret rule: `structio._util.secrets.public_url`) would reach every program that
-logs at INFO. A request sent through `opened` (`aopened`), or inside `hidden`, has the
-credentials of its address replaced in httpx's records by a filter on httpx's logger; the
-requests of the rest of the program are logged as httpx logs them. litellm's logger, which
-logs a request's ``api_base`` at DEBUG, gets the same filter.
+logs at INFO. A request sent through `opened`, or inside `hidden`, has the credentials of
+its address replaced in httpx's records by a filter on httpx's logger; the requests of the
+rest of the program are logged as httpx logs them. litellm's logger, which logs a
+request's ``api_base`` at DEBUG, gets the same filter. An async request (`aopened`) is
+logged alike, by structio, on the ``structio.http`` logger, its credentials replaced.
 """
 
 from __future__ import annotations
@@ -21,16 +37,30 @@ import threading
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
 from structio._util.secrets import redact, secret_values
 
 if TYPE_CHECKING:
     import asyncio
+    import ssl
 
+    import aiohttp
     import httpx
 
-__all__ = ["aclient", "address_secrets", "aopened", "client", "hidden", "opened"]
+__all__ = [
+    "AsyncHTTP",
+    "AsyncResponse",
+    "RequestFailedError",
+    "aclient",
+    "address_secrets",
+    "aopened",
+    "client",
+    "hidden",
+    "opened",
+]
+
+_T = TypeVar("_T")
 
 # -- what httpx logs -------------------------------------------------------------------------------
 
@@ -114,15 +144,25 @@ def opened(
 
 @contextlib.asynccontextmanager
 async def aopened(
-    http: httpx.AsyncClient, request: httpx.Request, secrets: Sequence[str]
-) -> AsyncIterator[httpx.Response]:
-    """Async form of `opened`."""
-    with hidden(secrets):
-        response = await http.send(request, stream=True)
+    http: AsyncHTTP, request: Request, secrets: Sequence[str]
+) -> AsyncIterator[AsyncResponse]:
+    """Async form of `opened`, over the pooled `AsyncHTTP` client.
+
+    The request is logged as httpx logs one (``HTTP Request: POST <url> "HTTP/1.1 200
+    OK"``, INFO), on the ``structio.http`` logger, ``secrets`` replaced.
+    """
+    response = await http.send(request, stream=True)
+    if _HTTP_LOG.isEnabledFor(logging.INFO):
+        status = f"{response.status_code} {response.reason_phrase}"
+        line = f'HTTP Request: {request.method} {request.url} "HTTP/1.1 {status}"'
+        _HTTP_LOG.info(redact(line, secrets) if secrets else line)
     try:
         yield response
     finally:
         await response.aclose()
+
+
+_HTTP_LOG = logging.getLogger("structio.http")
 
 
 # -- the clients -----------------------------------------------------------------------------------
@@ -178,10 +218,20 @@ def _close_clients() -> None:
         _CLIENTS.clear()
 
 
-async def aclient(
-    key: tuple[Any, ...], make: Callable[[], httpx.AsyncClient] | None = None
-) -> httpx.AsyncClient:
-    """The running event loop's async client for ``key``, made on first use (see `client`)."""
+@overload
+async def aclient(key: tuple[Any, ...]) -> AsyncHTTP: ...
+
+
+@overload
+async def aclient(key: tuple[Any, ...], make: Callable[[], _T]) -> _T: ...
+
+
+async def aclient(key: tuple[Any, ...], make: Callable[[], Any] | None = None) -> Any:
+    """The running event loop's async client for ``key``, made on first use (see `client`).
+
+    Without ``make``, an `AsyncHTTP` for ``key`` (``(proxy, verify)``); with it, what it
+    makes (the litellm transport's httpx clients), closed with the loop alike (``aclose``).
+    """
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -190,12 +240,10 @@ async def aclient(
         clients = _ASYNC_CLIENTS.setdefault(loop, {})
     entry = clients.get(key)
     if entry is None:
-        import httpx
-
         _watch_httpx_log()
         if make is None:
             proxy, verify = key
-            made = httpx.AsyncClient(limits=_limits(), proxy=proxy, verify=verify)
+            made: Any = AsyncHTTP(proxy, verify)
         else:
             made = make()
         # asyncio.run() closes every async generator still open before it closes the loop:
@@ -209,7 +257,7 @@ async def aclient(
 
 
 async def _close_with_loop(
-    made: httpx.AsyncClient, loop: asyncio.AbstractEventLoop, key: tuple[Any, ...]
+    made: Any, loop: asyncio.AbstractEventLoop, key: tuple[Any, ...]
 ) -> AsyncGenerator[None, None]:
     try:
         yield
@@ -221,3 +269,255 @@ async def _close_with_loop(
             del clients[key]
             if not clients:
                 _ASYNC_CLIENTS.pop(loop, None)
+
+
+# -- the async client ------------------------------------------------------------------------------
+
+
+class RequestFailedError(Exception):
+    """An async request that got no whole HTTP response: a timeout or a connection failure.
+
+    Attributes:
+        timeout: Whether it timed out (connecting, or waiting for the next bytes).
+        url: The request's address without user, password or query.
+    """
+
+    def __init__(self, text: str, *, timeout: bool, url: str) -> None:
+        super().__init__(text)
+        self.timeout = timeout
+        self.url = url
+
+
+class Request(NamedTuple):
+    """One request of `AsyncHTTP` (as `AsyncHTTP.build_request` makes it)."""
+
+    method: str
+    url: str
+    content: bytes | None
+    headers: Mapping[str, str]
+    timeout: float | None
+
+
+def _public(url: str) -> str:
+    """``url`` without user, password, query or fragment (as `structio.lm._errors` shows one)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+
+
+def _failed(exc: BaseException, url: str) -> RequestFailedError:
+    """An aiohttp failure as `RequestFailedError` (a timeout is one of aiohttp's own errors)."""
+    import asyncio
+
+    text = str(exc) or type(exc).__name__
+    if text != type(exc).__name__:
+        text = f"{type(exc).__name__}: {text}"
+    timeout = isinstance(exc, asyncio.TimeoutError)
+    return RequestFailedError(text, timeout=timeout, url=_public(url))
+
+
+# TLS contexts by ``verify``, for the process: made as httpx makes them (its CA bundle,
+# SSL_CERT_FILE and SSL_CERT_DIR), so that sync and async requests trust the same servers.
+_SSL: dict[Any, ssl.SSLContext] = {}
+
+
+def _ssl_context(verify: Any) -> ssl.SSLContext:
+    found = _SSL.get(verify)
+    if found is None:
+        import httpx
+
+        found = _SSL.setdefault(verify, httpx.create_ssl_context(verify=verify))
+    return found
+
+
+class AsyncHTTP:
+    """The pooled async client of one proxy and TLS setting: an ``aiohttp.ClientSession``.
+
+    What the transports use of ``httpx.AsyncClient`` (`build_request`, `send`, `aclose`),
+    with httpx's behaviour: redirects never followed, no limit on connections (idle ones
+    kept 5 s, as httpx keeps them), cookies not kept (no API needs them; a jar costs CPU
+    per request), the proxy given or else the environment's (``HTTPS_PROXY``,
+    ``NO_PROXY``...: `proxy`), no ``.netrc`` (httpx reads none either).
+    """
+
+    def __init__(self, proxy: str | None, verify: Any) -> None:
+        import aiohttp
+
+        self.proxy = proxy
+        connector = aiohttp.TCPConnector(
+            limit=0, limit_per_host=0, keepalive_timeout=5.0, ssl=_ssl_context(verify)
+        )
+        # Not trust_env=True: aiohttp would then read the environment's proxies and .netrc
+        # in a thread for every request (two executor hand-offs a request: most of its CPU
+        # at high concurrency). The environment is read once here instead (`proxy`).
+        self.session = aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar()
+        )
+        self._timeouts: dict[float | None, aiohttp.ClientTimeout] = {}
+        self._env: dict[str, str] = {} if proxy else _environment_proxies()
+        self._proxies: dict[str, str | None] = {}
+
+    def proxy_for(self, url: str) -> str | None:
+        """The proxy a request to ``url`` goes through, if any.
+
+        The one given, or else the environment's as httpx reads it (read when the client
+        was made): ``<scheme>_proxy`` or ``all_proxy``, unless ``no_proxy`` names the host.
+        """
+        if self.proxy or not self._env:
+            return self.proxy
+        scheme, _, rest = url.partition("://")
+        origin = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
+        key = f"{scheme}://{origin}"
+        if key not in self._proxies:
+            from urllib.request import proxy_bypass_environment
+
+            host = origin.rsplit(":", 1)[0] if origin.count(":") == 1 else origin
+            bypass = proxy_bypass_environment(host, self._env)
+            found = None if bypass else self._env.get(scheme.lower()) or self._env.get("all")
+            self._proxies[key] = found
+        return self._proxies[key]
+
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Request:
+        """A request to `send` (``timeout``: seconds to connect, and between bytes read)."""
+        return Request(method, url, content, headers or {}, timeout)
+
+    async def send(self, request: Request, *, stream: bool = True) -> AsyncResponse:
+        """Send ``request``; its response, the body unread (``stream`` is always so).
+
+        Raises:
+            RequestFailedError: No response came (timeout, refused or broken connection).
+        """
+        import aiohttp
+
+        url, headers = request.url, request.headers
+        if "@" in url:  # credentials in the address: sent as Basic authorization, as httpx does
+            url, headers = _basic(url, headers)
+        timeout = self._timeouts.get(request.timeout)
+        if timeout is None:
+            seconds = request.timeout
+            timeout = aiohttp.ClientTimeout(
+                total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
+            )
+            self._timeouts[request.timeout] = timeout
+        try:
+            raw = await self.session.request(
+                request.method,
+                url,
+                data=request.content,
+                headers=headers,
+                timeout=timeout,
+                allow_redirects=False,
+                proxy=self.proxy_for(url),
+            )
+        except aiohttp.ClientError as exc:
+            raise _failed(exc, url) from exc
+        return AsyncResponse(raw, url)
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        await self.session.close()
+
+
+def _environment_proxies() -> dict[str, str]:
+    """The proxies the environment names (``https_proxy``, ``no_proxy``...), by scheme."""
+    from urllib.request import getproxies_environment
+
+    return dict(getproxies_environment())
+
+
+def _basic(url: str, headers: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """``url`` without its user and password, and ``headers`` with them as Basic authorization.
+
+    As httpx sends them (it replaces an ``Authorization`` header); aiohttp would refuse both.
+    """
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, dict(headers)
+    user, password = unquote(parts.username), unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    host = parts.netloc.rpartition("@")[2]
+    kept = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+    kept["Authorization"] = f"Basic {token}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), kept
+
+
+# What ends a line for `str.splitlines` (and so for httpx's ``iter_lines``).
+_LINE_ENDS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+class AsyncResponse:
+    """A response of `AsyncHTTP`, read as an ``httpx.Response`` is (the parts used here).
+
+    Attributes:
+        status_code: The HTTP status.
+        reason_phrase: The status's reason (``"OK"``).
+        headers: The headers, by lower-case name (repeated ones joined with ``", "``).
+    """
+
+    def __init__(self, raw: aiohttp.ClientResponse, url: str) -> None:
+        self._raw = raw
+        self._url = url
+        self.status_code = raw.status
+        self.reason_phrase = raw.reason or ""
+        headers: dict[str, str] = {}
+        for name, value in raw.headers.items():
+            name = name.lower()
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        self.headers = headers
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decompressed, as it comes.
+
+        Raises:
+            RequestFailedError: The connection broke or timed out before the body's end.
+        """
+        import aiohttp
+
+        try:
+            async for piece in self._raw.content.iter_any():
+                yield piece
+        except aiohttp.ClientError as exc:
+            raise _failed(exc, self._url) from exc
+
+    async def aiter_lines(self) -> AsyncIterator[str]:
+        r"""The body's lines as text (UTF-8), without their ends (``\n``, ``\r\n`` or ``\r``)."""
+        import codecs
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        rest, cr = "", False  # the line begun; whether a "\r" ended the last piece
+        async for piece in self.aiter_bytes():
+            text = decoder.decode(piece)
+            if cr:
+                text, cr = "\r" + text, False
+            if text.endswith("\r"):  # maybe the first half of "\r\n": wait for the next piece
+                text, cr = text[:-1], True
+            if not text:
+                continue
+            text = rest + text
+            lines = text.splitlines()
+            rest = "" if text[-1] in _LINE_ENDS else lines.pop()
+            for line in lines:
+                yield line
+        for line in (rest + ("\r" if cr else "") + decoder.decode(b"", final=True)).splitlines():
+            yield line
+
+    async def aread(self) -> bytes:
+        """The whole body."""
+        return b"".join([piece async for piece in self.aiter_bytes()])
+
+    async def aclose(self) -> None:
+        """Give the connection back to the pool (closed instead if the body was not all read)."""
+        self._raw.release()
