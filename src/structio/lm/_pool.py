@@ -371,7 +371,9 @@ class AsyncHTTP:
         origin = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
         key = f"{scheme}://{origin}"
         if key not in self._proxies:
-            from urllib.request import proxy_bypass_environment
+            # The standard library's own NO_PROXY rule (what httpx's reading matches); it
+            # is public in urllib.request but missing from typeshed's stubs.
+            from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
 
             host = origin.rsplit(":", 1)[0] if origin.count(":") == 1 else origin
             bypass = proxy_bypass_environment(host, self._env)
