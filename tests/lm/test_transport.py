@@ -324,3 +324,12 @@ def test_a_model_without_a_direct_transport_is_told_which_one_it_gets(
         "(or these settings), so its requests go through the 'litellm' transport; "
         "LM(..., transport=...) names another"
     ]
+
+
+def test_the_key_variables_of_each_direct_provider() -> None:
+    from structio.lm.transport import key_variables
+
+    assert key_variables("openai/gpt-4o-mini") == ("OPENAI_API_KEY",)
+    assert key_variables("anthropic/claude-sonnet-4-5") == ("ANTHROPIC_API_KEY",)
+    assert key_variables("gemini/gemini-2.5-flash") == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    assert key_variables("bedrock/anthropic.claude-3-haiku") is None

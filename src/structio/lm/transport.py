@@ -322,10 +322,18 @@ def _say_fallback(model: str) -> None:
 
 
 def key_variables(model: str) -> tuple[str, ...] | None:
-    """The environment variables the direct transport reads ``model``'s API key from.
+    """The environment variables a direct transport reads ``model``'s API key from.
 
-    ``None`` for a model of a provider the direct transport does not serve by name.
+    ``None`` for a model of a provider no direct transport serves by name.
     """
+    if model.startswith("anthropic/"):
+        from structio.lm._anthropic import KEY_ENV as ANTHROPIC_KEYS
+
+        return ANTHROPIC_KEYS
+    if model.startswith("gemini/"):
+        from structio.lm._gemini import KEY_ENV as GEMINI_KEYS
+
+        return GEMINI_KEYS
     return _http.key_variables(model)
 
 
@@ -363,13 +371,13 @@ def _litellm_transport() -> Transport:
     return LiteLLMTransport()
 
 
-# The built-in transports: one line each.
 def _responses_api() -> _http.WireAPI:
     from structio.lm._responses import RESPONSES  # its module, on the first request for it
 
     return RESPONSES
 
 
+# The built-in transports, and the direct transport's other API: one line each.
 register_transport("direct", _http.DirectTransport, matches=_http.serves)
 _http.register_api("responses", _responses_api)
 register_transport("litellm", _litellm_transport)
