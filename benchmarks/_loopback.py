@@ -1,4 +1,4 @@
-"""A loopback OpenAI-compatible server for `calls.py`: fast, keep-alive, standard library only.
+"""A loopback model server for `calls.py`: four providers' APIs, keep-alive, standard library only.
 
 Run as a script it listens on ``127.0.0.1`` (a free port), prints its base URL
 (``http://127.0.0.1:PORT/v1``) on one line of standard output, and serves until its
@@ -6,13 +6,24 @@ standard input closes (its parent ended) or it is sent SIGTERM. It runs in its o
 process so that its CPU time is never counted in the measuring process's
 ``time.process_time()``, and it never holds that process's GIL.
 
-Every ``POST .../chat/completions`` gets the same canned ``chat.completion`` (usage
-included) whose one message is a complete ChatAdapter answer for ``question -> answer``:
-the same format structio's and DSPy's ChatAdapter read. ``GET /_stats`` answers
-``{"requests": N}``, the chat completions served so far, so the benchmark can check that
-each call made exactly one request (no cache hit, no retry). Anything else is a 404.
+Each of four APIs gets a canned answer of its own shape (usage included) whose text is the
+same complete ChatAdapter answer for ``question -> answer``, the format structio's and
+DSPy's ChatAdapter read:
 
-``--delay SECONDS`` (0 by default) makes each chat completion wait that long before it is
+- ``POST .../chat/completions``: an OpenAI ``chat.completion``;
+- ``POST .../responses``: an OpenAI Responses API ``response`` (one ``output_text``);
+- ``POST .../messages``: an Anthropic Messages ``message`` (one ``text`` block);
+- ``POST .../models/{model}:generateContent``: a Gemini ``GenerateContentResponse``
+  (under any version prefix, ``/v1beta`` or none: clients build that path differently).
+
+The shapes follow the recorded provider responses in ``tests/wire/providers/recorded/``.
+``GET /_stats`` answers ``{"requests": N, "by_api": {"chat": N, ...}}``, the model requests
+served so far, so the benchmark can check that each call made exactly one request of the
+expected API (no cache hit, no retry). ``GET /_last`` answers the last model request as
+``{"path": ..., "headers": {...}, "body": "..."}`` (the body as sent, decoded as UTF-8), so
+a raw client can replay exactly what a library sent. Anything else is a 404.
+
+``--delay SECONDS`` (0 by default) makes each model answer wait that long before it is
 written, as a model's latency would: a timer per request (the event loop's, no thread),
 deadlines taken when the request arrived, and the answers of one connection written in
 the order of its requests. With a delay, throughput is bound by concurrency (at most
@@ -68,14 +79,113 @@ def _response(status: str, body: bytes, *, close: bool = False) -> bytes:
     return head.encode("ascii") + body
 
 
+RESPONSE = {
+    "id": "resp_loopback",
+    "object": "response",
+    "created_at": 1_700_000_000,
+    "status": "completed",
+    "background": False,
+    "error": None,
+    "incomplete_details": None,
+    "instructions": None,
+    "max_output_tokens": None,
+    "model": "test",
+    "output": [
+        {
+            "type": "message",
+            "id": "msg_loopback",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
+        }
+    ],
+    "parallel_tool_calls": True,
+    "previous_response_id": None,
+    "reasoning": {"effort": None, "summary": None},
+    "store": True,
+    "temperature": 1.0,
+    "text": {"format": {"type": "text"}},
+    "tool_choice": "auto",
+    "tools": [],
+    "top_p": 1.0,
+    "truncation": "disabled",
+    "usage": {
+        "input_tokens": 120,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 9,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 129,
+    },
+    "user": None,
+    "metadata": {},
+}
+
+MESSAGE = {
+    "id": "msg_loopback",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5-20250929",
+    "content": [{"type": "text", "text": ANSWER}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 120,
+        "output_tokens": 9,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "service_tier": "standard",
+    },
+}
+
+GENERATE_CONTENT = {
+    "candidates": [
+        {
+            "content": {"parts": [{"text": ANSWER}], "role": "model"},
+            "finishReason": "STOP",
+            "index": 0,
+        }
+    ],
+    "modelVersion": "gemini-2.5-flash",
+    "responseId": "loopback",
+    "usageMetadata": {
+        "promptTokenCount": 120,
+        "candidatesTokenCount": 9,
+        "totalTokenCount": 129,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 120}],
+    },
+}
+
 _OK = _response("200 OK", json.dumps(COMPLETION).encode())
+_ANSWERS = {
+    "chat": _OK,
+    "responses": _response("200 OK", json.dumps(RESPONSE).encode()),
+    "messages": _response("200 OK", json.dumps(MESSAGE).encode()),
+    "gemini": _response("200 OK", json.dumps(GENERATE_CONTENT).encode()),
+}
 _NOT_FOUND = _response("404 Not Found", b'{"error": {"message": "not found"}}')
 _BAD = _response("400 Bad Request", b'{"error": {"message": "bad request"}}', close=True)
 
 
 class _Stats:
     requests = 0
-    delay = 0.0  # seconds each chat completion waits before it is written (--delay)
+    by_api: dict[str, int] = {}  # noqa: RUF012 - one server per process
+    last: Request | None = None  # the last model request, for ``GET /_last``
+    delay = 0.0  # seconds each model answer waits before it is written (--delay)
+
+
+def api_of(method: str, path: str) -> str | None:
+    """Which API a request calls (a key of ``_ANSWERS``), or None if it calls none."""
+    if method != "POST":
+        return None
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/messages"):
+        return "messages"
+    if path.endswith(":generateContent") and "/models/" in path:
+        return "gemini"
+    return None
 
 
 def _chunked(buffer: bytearray, start: int) -> int | None:
@@ -108,6 +218,7 @@ class Request(NamedTuple):
     path: str
     body: bytes
     close: bool  # whether the client asked for the connection to be closed after it
+    headers: dict[str, str] = {}  # noqa: RUF012 - names lowercased, values as sent
 
 
 def take_request(buffer: bytearray) -> Request | None:
@@ -123,10 +234,11 @@ def take_request(buffer: bytearray) -> Request | None:
         return None
     lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
     method, target, version = lines[0].split(" ", 2)
-    headers = {}
+    sent: dict[str, str] = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip().lower()
+        sent[name.strip().lower()] = value.strip()
+    headers = {name: value.lower() for name, value in sent.items()}
     body_start = end + 4
     chunked = "chunked" in headers.get("transfer-encoding", "")
     if chunked:
@@ -142,7 +254,7 @@ def take_request(buffer: bytearray) -> Request | None:
     connection = headers.get("connection", "")
     close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
     body = _dechunk(raw) if chunked else raw
-    return Request(method, target.split("?", 1)[0], body, close)
+    return Request(method, target.split("?", 1)[0], body, close, sent)
 
 
 def _dechunk(raw: bytes) -> bytes:
@@ -192,11 +304,23 @@ class _Connection(asyncio.Protocol):
             return False
         method, path = request.method, request.path
         delay = 0.0
-        if method == "POST" and path.endswith("/chat/completions"):
+        api = api_of(method, path)
+        if api is not None:
             _Stats.requests += 1
-            answer, delay = _OK, _Stats.delay
+            _Stats.by_api[api] = _Stats.by_api.get(api, 0) + 1
+            _Stats.last = request
+            answer, delay = _ANSWERS[api], _Stats.delay
         elif method == "GET" and path == "/_stats":
-            answer = _response("200 OK", json.dumps({"requests": _Stats.requests}).encode())
+            stats = {"requests": _Stats.requests, "by_api": _Stats.by_api}
+            answer = _response("200 OK", json.dumps(stats).encode())
+        elif method == "GET" and path == "/_last":
+            last = _Stats.last
+            seen = (
+                {"path": last.path, "headers": last.headers, "body": last.body.decode()}
+                if last is not None
+                else None
+            )
+            answer = _response("200 OK", json.dumps(seen).encode())
         else:
             answer = _NOT_FOUND
         if delay > 0 or self.pending:  # never ahead of an answer still waiting
@@ -279,7 +403,7 @@ async def serve(connection: Callable[[], asyncio.Protocol] = _Connection) -> Non
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
-        "--delay", type=float, default=0.0, help="seconds before each chat completion is written"
+        "--delay", type=float, default=0.0, help="seconds before each model answer is written"
     )
     _Stats.delay = parser.parse_args().delay
     asyncio.run(serve())

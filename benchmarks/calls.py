@@ -4,6 +4,11 @@ One loopback OpenAI-compatible server (`_loopback.py`, in its own process, so it
 never counted here and it never holds this process's GIL) answers every request with the
 same canned ChatAdapter answer for ``question -> answer``. Against it, in this one run:
 
+- per call on each direct transport (OpenAI chat completions, the Responses API,
+  Anthropic Messages, Gemini; the one server speaks all four): structio's ``LM`` call and
+  ``Predict`` against a raw ``httpx`` POST of the very request structio sends (path,
+  headers and body captured once from the server), and DSPy's ``Predict`` for
+  ``anthropic/`` and ``gemini/``; the server counts requests per API;
 - per call: client CPU time (``time.process_time``) per call of a raw ``httpx`` POST of
   the messages structio sends, the openai SDK, raw ``litellm.completion``, DSPy's
   ``Predict`` (its default engine, and ``engine="litellm"``), and structio's ``Predict``
@@ -20,13 +25,18 @@ same canned ChatAdapter answer for ``question -> answer``. Against it, in this o
   with ``dspy.configure``) at concurrency 64 and 256, calls per second of wall time and
   CPU per call, median of rounds, interleaved (raw ``aiohttp`` POSTs, for reference);
 - cold start: a fresh interpreter to the first result (wall time from spawn, and the
-  child's own CPU time), median of runs; and whether ``import structio`` loads litellm
-  or httpx.
+  child's own CPU time), median of runs, for ``openai/``, ``anthropic/`` and ``gemini/``
+  models (DSPy with its default engine and with ``engine="litellm"``), each run counted
+  as one request; and whether ``import structio`` loads litellm or httpx.
+
+``--async-cache`` measures only the async throughput, with each library's response cache
+on (memory and disk, empty temporary directories; every call a miss).
 
 Then the issue's targets, each marked met or missed (informational: the exit code is 0).
 Systems that are not installed (DSPy, the openai SDK) are left out.
 
-Run: python benchmarks/calls.py [--quick]     (pip install -r benchmarks/requirements.txt)
+Run: python benchmarks/calls.py [--quick | --only-async | --async-cache]
+(after pip install -r benchmarks/requirements.txt)
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import warnings
@@ -120,12 +131,23 @@ class Loopback:
         if not self.url.startswith("http://"):
             self.close()
             raise RuntimeError("the loopback server did not start")
-        self._stats = self.url.rsplit("/v1", 1)[0] + "/_stats"
+        self.root = self.url.rsplit("/v1", 1)[0]  # the server's address, without a version
+
+    def _get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.root + path, timeout=10) as response:
+            return json.load(response)
 
     def requests(self) -> int:
-        """Chat completions served so far."""
-        with urllib.request.urlopen(self._stats, timeout=10) as response:
-            return int(json.load(response)["requests"])
+        """Model requests served so far (every API)."""
+        return int(self._get("/_stats")["requests"])
+
+    def by_api(self) -> dict[str, int]:
+        """Model requests served so far, by API (``chat``, ``responses``, ``messages``...)."""
+        return dict(self._get("/_stats")["by_api"])
+
+    def last(self) -> dict[str, Any]:
+        """The last model request: its ``path``, ``headers`` and ``body`` (text)."""
+        return dict(self._get("/_last"))
 
     def close(self) -> None:
         """Stop the server (closing its stdin ends it) and wait for it."""
@@ -198,10 +220,15 @@ def dspy_lm(dspy: Any, url: str, engine: str | None = None) -> Any:
 
 def dspy_engine(dspy: Any, url: str) -> str:
     """The engine DSPy's default (``engine="auto"``) picks for this LM."""
+    return dspy_engine_of(dspy_lm(dspy, url))
+
+
+def dspy_engine_of(lm: Any) -> str:
+    """The engine DSPy's default (``engine="auto"``) picks for ``lm``."""
     try:
         from dspy.clients.backend_selection import select_backend
 
-        return "lm15" if select_backend(dspy_lm(dspy, url)).native else "litellm"
+        return "lm15" if select_backend(lm).native else "litellm"
     except Exception:  # a private API; only the label depends on it
         return "auto"
 
@@ -309,6 +336,124 @@ def structio_calls(
     return predict_call, lm_call
 
 
+@dataclass(frozen=True)
+class Provider:
+    """One direct transport, as the per-call and cold-start measurements call it."""
+
+    name: str  # the transport, as the tables name it
+    model: str
+    api: str  # the loopback server's name for the API it calls
+    extra: tuple[tuple[str, str], ...] = ()  # further LM arguments
+    # Given the server's root as ``api_base`` (as litellm and DSPy take Anthropic's and
+    # Gemini's), else its ``/v1`` (an OpenAI-compatible base).
+    root: bool = False
+
+    def base(self, server: Loopback) -> str:
+        """The ``api_base`` this provider's LMs get."""
+        return server.root if self.root else server.url
+
+    def lm(self, server: Loopback) -> sio.LM:
+        """structio's LM for it, cache off, on its default transport."""
+        return sio.LM(
+            self.model, api_base=self.base(server), api_key=API_KEY, cache=False, **dict(self.extra)
+        )
+
+
+PROVIDERS = (
+    Provider("chat", MODEL, "chat"),
+    Provider("responses", MODEL, "responses", (("api", "responses"),)),
+    Provider("anthropic", "anthropic/claude-sonnet-4-5", "messages", root=True),
+    Provider("gemini", "gemini/gemini-2.5-flash", "gemini", root=True),
+)
+
+# Headers the client sets for itself: not replayed by the raw POST.
+_OWN_HEADERS = frozenset(
+    {"host", "content-length", "connection", "accept", "accept-encoding", "user-agent"}
+)
+
+
+def answer_text(api: str, reply: dict[str, Any]) -> str:
+    """The answer's text in a response of ``api`` (the loopback's names)."""
+    if api == "chat":
+        return str(reply["choices"][0]["message"]["content"])
+    if api == "responses":
+        return str(reply["output"][0]["content"][0]["text"])
+    if api == "messages":
+        return str(reply["content"][0]["text"])
+    return str(reply["candidates"][0]["content"]["parts"][0]["text"])
+
+
+@dataclass(frozen=True)
+class ProviderRows:
+    """The labels of one provider's systems in the per-call results, and what it sent."""
+
+    raw: str
+    lm: str
+    predict: str
+    dspy: str | None
+    path: str  # the path structio's request went to
+    body_bytes: int
+
+
+def provider_systems(
+    server: Loopback, dspy: Any | None
+) -> tuple[dict[str, Callable[[], str]], dict[str, ProviderRows]]:
+    """Per provider: a raw httpx POST of the very request structio sends, and DSPy's Predict.
+
+    structio's own LM and Predict calls for each provider that ``per_call_systems`` does
+    not already measure (chat's are its "(direct)" rows). The request is captured once from
+    the server (path, headers, body) and replayed as is.
+    """
+    import httpx
+
+    client = httpx.Client(timeout=30)
+    chat = messages()
+    systems: dict[str, Callable[[], str]] = {}
+    rows: dict[str, ProviderRows] = {}
+    for provider in PROVIDERS:
+        lm = provider.lm(server)
+        lm(chat)  # the request to replay
+        seen = server.last()
+        endpoint = server.root + seen["path"]
+        body = seen["body"].encode()
+        headers = {k: v for k, v in seen["headers"].items() if k not in _OWN_HEADERS}
+
+        def raw(
+            endpoint: str = endpoint,
+            body: bytes = body,
+            headers: Any = headers,
+            api: str = provider.api,
+        ) -> str:
+            reply = client.post(endpoint, content=body, headers=headers).json()
+            return answer_text(api, reply)
+
+        raw_label = f"raw httpx POST of structio's request ({provider.name})"
+        systems[raw_label] = raw
+        if provider.name == "chat":
+            lm_label, predict_label = "structio LM call (direct)", "structio Predict (direct)"
+        else:
+            lm_label = f"structio LM call ({provider.name})"
+            predict_label = f"structio Predict ({provider.name})"
+            systems[predict_label], systems[lm_label] = structio_calls(lm, chat)
+        dspy_label = None
+        if dspy is not None and provider.name == "chat":  # per_call_systems measures it
+            dspy_label = f"DSPy 3.4.1 Predict (default engine: {dspy_engine(dspy, server.url)})"
+        elif dspy is not None and provider.root:
+            dspy_lm_ = dspy.LM(
+                provider.model, api_base=provider.base(server), api_key=API_KEY, cache=False
+            )
+            program = dspy_predict(dspy, dspy_lm_)
+            dspy_label = (
+                f"DSPy 3.4.1 Predict, {provider.model.split('/')[0]}/ "
+                f"(default engine: {dspy_engine_of(dspy_lm_)})"
+            )
+            systems[dspy_label] = lambda program=program: str(program(question=QUESTION).answer)
+        rows[provider.name] = ProviderRows(
+            raw_label, lm_label, predict_label, dspy_label, seen["path"], len(body)
+        )
+    return systems, rows
+
+
 # -- measuring ----------------------------------------------------------------------------
 
 
@@ -320,6 +465,7 @@ class PerCall:
     wall: float
     calls: int  # per block
     requests_per_call: float
+    apis: str = ""  # the APIs its requests called (the loopback's names)
 
 
 def measure_per_call(
@@ -328,17 +474,21 @@ def measure_per_call(
     """CPU and wall time per call of each system, interleaved round by round."""
     blocks: dict[str, int] = {}
     requests: dict[str, float] = {}
+    apis: dict[str, str] = {}
     for name, call in systems.items():
         for _ in range(5):  # connections, lazy imports, first-use caches
             answer = call()
         if "Paris" not in answer:
             raise RuntimeError(f"{name} answered {answer!r}")
+        by_api = server.by_api()
         before, start = server.requests(), time.process_time()
         warm = 10
         for _ in range(warm):
             call()
         cpu = (time.process_time() - start) / warm
         requests[name] = (server.requests() - before) / warm
+        after = server.by_api()
+        apis[name] = ", ".join(k for k, v in after.items() if v != by_api.get(k, 0))
         blocks[name] = max(5, min(500, round(settings.block_seconds / max(cpu, 1e-6))))
     cpu_samples: dict[str, list[float]] = {name: [] for name in systems}
     wall_samples: dict[str, list[float]] = {name: [] for name in systems}
@@ -358,6 +508,7 @@ def measure_per_call(
             statistics.median(wall_samples[name]),
             blocks[name],
             requests[name],
+            apis[name],
         )
         for name in names
     }
@@ -476,11 +627,14 @@ async def _workers(call: Callable[[str], Awaitable[str]], questions: list[str], 
 
 
 def async_systems(
-    url: str, dspy: Any | None
+    url: str, dspy: Any | None, cache_dir: Path | None = None
 ) -> tuple[dict[str, AsyncRun], Callable[[], Awaitable[None]]]:
     """Each library's async calls (and raw aiohttp POSTs, for reference), by label.
 
-    And what closes the raw POSTs' session, in the loop that ran them.
+    And what closes the raw POSTs' session, in the loop that ran them. With ``cache_dir``,
+    each library's response cache is on (memory and disk, in a directory of its own under
+    ``cache_dir``, empty at the start): every question is new, so each call is a miss that
+    is then stored.
     """
     systems: dict[str, AsyncRun] = {}
     body = json.dumps({"model": "test", "messages": messages()}).encode()
@@ -511,9 +665,18 @@ def async_systems(
     else:
         systems["raw aiohttp POSTs"] = raw_aiohttp
 
+    cached = " (cache on)" if cache_dir is not None else ""
     if dspy is not None:
         engine = dspy_engine(dspy, url)
-        dspy.configure(lm=dspy_lm(dspy, url))
+        if cache_dir is None:
+            dspy.configure(lm=dspy_lm(dspy, url))
+        else:
+            dspy.configure_cache(
+                enable_disk_cache=True,
+                enable_memory_cache=True,
+                disk_cache_dir=str(cache_dir / "dspy"),
+            )
+            dspy.configure(lm=dspy.LM(MODEL, api_base=url, api_key=API_KEY, cache=True))
         program = dspy.Predict(SPEC)
 
         async def dspy_async(questions: list[str], concurrency: int) -> int:
@@ -522,9 +685,16 @@ def async_systems(
 
             return await _workers(one, questions, concurrency)
 
-        systems[f"DSPy 3.4.1 Predict.acall gathered (default engine: {engine})"] = dspy_async
+        systems[f"DSPy 3.4.1 Predict.acall gathered (default engine: {engine}){cached}"] = (
+            dspy_async
+        )
 
-    predict = sio.Predict(SPEC, lm=structio_lm(url, "direct"))
+    if cache_dir is None:
+        lm = structio_lm(url, "direct")
+    else:
+        cache = sio.ResponseCache(cache_dir / "structio")
+        lm = sio.LM(MODEL, api_base=url, api_key=API_KEY, cache=cache, transport="direct")
+    predict = sio.Predict(SPEC, lm=lm)
 
     async def structio_abatch(questions: list[str], concurrency: int) -> int:
         results = await predict.abatch(
@@ -532,7 +702,7 @@ def async_systems(
         )
         return sum(getattr(r, "answer", None) == "Paris" for r in results)
 
-    systems["structio Predict.abatch (direct)"] = structio_abatch
+    systems[f"structio Predict.abatch (direct){cached}"] = structio_abatch
 
     async def close() -> None:
         session = sessions.pop(asyncio.get_running_loop(), None)
@@ -601,9 +771,13 @@ def measure_async(
 
 
 def report_async(
-    results: dict[tuple[str, int], Throughput], settings: Settings, targets: Targets
+    results: dict[tuple[str, int], Throughput],
+    settings: Settings,
+    targets: Targets,
+    cache_dir: Path | None = None,
 ) -> None:
-    """The async throughput table and its targets."""
+    """The async throughput table and its targets (with ``cache_dir``: caches on)."""
+    caches = "caches on (every call a miss)" if cache_dir is not None else "caches off"
     names = list(dict.fromkeys(name for name, _ in results))
     head = " | ".join(f"c={c} calls/s | c={c} CPU/call" for c in ASYNC_CONCURRENCY)
     print(
@@ -636,13 +810,14 @@ def report_async(
         if ratio is not None:
             print(f"structio / DSPy async at concurrency {c}: {ratio:.2f}x calls per second")
         targets.check(
-            f"async at concurrency {c} (Predict.abatch, direct path), >= 2x DSPy's calls/s",
+            f"async at concurrency {c} (Predict.abatch, direct path, {caches}), "
+            ">= 2x DSPy's calls/s",
             ratio,
             2.0,
             at_most=False,
         )
     targets.flag(
-        "async, caches off: every call made exactly one request",
+        f"async, {caches}: every call made exactly one request",
         all(results[key].failures == 0 for key in results),
         ", ".join(f"{n} c={c}: {r.failures}" for (n, c), r in results.items() if r.failures)
         or "all one request per call, every answer right",
@@ -656,8 +831,12 @@ _CHILD_END = (
 )
 
 
-def cold_scripts(url: str, dspy_installed: bool) -> dict[str, str]:
-    """Code for a fresh interpreter that makes one call and prints its clocks, by label."""
+def cold_scripts(url: str, dspy_installed: bool, root: str | None = None) -> dict[str, str]:
+    """Code for a fresh interpreter that makes one call and prints its clocks, by label.
+
+    With the server's ``root``, also ``anthropic/`` and ``gemini/`` models (structio's
+    direct transports; DSPy's default engine and its ``engine="litellm"``).
+    """
     question = repr(QUESTION)
     scripts = {"bare interpreter (no call)": "answer = 'Paris'\n"}
     for transport in TRANSPORTS:
@@ -674,6 +853,26 @@ def cold_scripts(url: str, dspy_installed: bool) -> dict[str, str]:
             "cache=False))\n"
             f"answer = dspy.Predict({SPEC!r})(question={question}).answer\n"
         )
+    for provider in PROVIDERS if root is not None else ():
+        if not provider.root:
+            continue
+        model, prefix = provider.model, provider.model.split("/")[0] + "/"
+        scripts[f"structio, {prefix} (direct)"] = (
+            "import structio as sio\n"
+            f"lm = sio.LM({model!r}, api_base={root!r}, api_key={API_KEY!r}, cache=False)\n"
+            f"answer = sio.Predict({SPEC!r}, lm=lm)(question={question}).answer\n"
+        )
+        if dspy_installed:
+            for engine, extra in (
+                ("default engine", ""),
+                ("engine='litellm'", ", engine='litellm'"),
+            ):
+                scripts[f"DSPy 3.4.1, {prefix} ({engine})"] = (
+                    "import dspy\n"
+                    f"dspy.configure(lm=dspy.LM({model!r}, api_base={root!r}, "
+                    f"api_key={API_KEY!r}, cache=False{extra}))\n"
+                    f"answer = dspy.Predict({SPEC!r})(question={question}).answer\n"
+                )
     return {name: code + _CHILD_END for name, code in scripts.items()}
 
 
@@ -685,6 +884,7 @@ class Cold:
     cpu: float
     litellm: bool
     httpx: bool
+    requests: tuple[int, ...] = ()  # the requests each run made (when counted)
 
 
 def child_env() -> dict[str, str]:
@@ -708,23 +908,33 @@ def run_child(code: str) -> tuple[float, float, bool, bool]:
     return float(wall) - start, float(cpu), litellm == "True", httpx_ == "True"
 
 
-def measure_cold(scripts: dict[str, str], settings: Settings) -> dict[str, Cold]:
-    """Fresh interpreter to first result, interleaved run by run, medians."""
+def measure_cold(
+    scripts: dict[str, str], settings: Settings, server: Loopback | None = None
+) -> dict[str, Cold]:
+    """Fresh interpreter to first result, interleaved run by run, medians.
+
+    With the ``server``, the requests each run made are counted.
+    """
     if settings.cold_warmup:
         for code in scripts.values():  # bytecode written once, read after, as installed
             run_child(code)
     samples: dict[str, list[tuple[float, float, bool, bool]]] = {name: [] for name in scripts}
+    made: dict[str, list[int]] = {name: [] for name in scripts}
     names = list(scripts)
     for run in range(settings.cold_runs):
         shift = run % len(names)
         for name in names[shift:] + names[:shift]:
+            before = server.requests() if server is not None else 0
             samples[name].append(run_child(scripts[name]))
+            if server is not None:
+                made[name].append(server.requests() - before)
     return {
         name: Cold(
             statistics.median(s[0] for s in runs),
             statistics.median(s[1] for s in runs),
             runs[-1][2],
             runs[-1][3],
+            tuple(made[name]),
         )
         for name, runs in samples.items()
     }
@@ -748,6 +958,11 @@ def _us(seconds: float) -> str:
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.0f} ms"
+
+
+def _group(name: str) -> str:
+    """Which provider a cold-start row calls: ``anthropic/``, ``gemini/`` or "" (OpenAI)."""
+    return next((g for g in ("anthropic/", "gemini/") if g in name), "")
 
 
 def _find(names: Any, *parts: str) -> str | None:
@@ -836,6 +1051,56 @@ def report_per_call(results: dict[str, PerCall], settings: Settings, targets: Ta
     )
 
 
+def report_providers(
+    results: dict[str, PerCall], rows: dict[str, ProviderRows], targets: Targets
+) -> None:
+    """Per direct transport: structio's CPU against a raw POST of its own request."""
+    print(
+        "\n## Per call on each direct transport: CPU against a raw httpx POST of the very "
+        "request structio sends (captured from the server), same run\n"
+        "\n| transport | path | body | raw POST | structio LM call | LM / raw "
+        "| structio Predict | Predict / raw | DSPy Predict (default engine) | DSPy / Predict "
+        "| APIs called |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    )
+    for name, row in rows.items():
+        raw, lm, predict = results[row.raw], results[row.lm], results[row.predict]
+        dspy = results[row.dspy] if row.dspy else None
+        dspy_cells = f"{_us(dspy.cpu)} | {dspy.cpu / predict.cpu:.2f}x" if dspy else "— | —"
+        called = {results[label].apis for label in (row.raw, row.lm, row.predict)}
+        if dspy is not None:
+            called.add(dspy.apis)
+        print(
+            f"| {name} | `{row.path}` | {row.body_bytes} B | {_us(raw.cpu)} | {_us(lm.cpu)} "
+            f"| {lm.cpu / raw.cpu:.2f}x | {_us(predict.cpu)} | {predict.cpu / raw.cpu:.2f}x "
+            f"| {dspy_cells} | {', '.join(sorted(called))} |"
+        )
+    for name, row in rows.items():
+        raw = results[row.raw].cpu
+        targets.check(
+            f"LM call on the {name} transport, CPU <= 1.5x a raw httpx POST of its request",
+            _ratio(results[row.lm].cpu, raw),
+            1.5,
+            at_most=True,
+        )
+        targets.check(
+            f"Predict call on the {name} transport, CPU <= 1.5x a raw httpx POST of its request",
+            _ratio(results[row.predict].cpu, raw),
+            1.5,
+            at_most=True,
+        )
+    wrong = [
+        f"{label}: {results[label].apis or 'none'}"
+        for name, row in rows.items()
+        for label in (row.raw, row.lm, row.predict, row.dspy)
+        if label and results[label].apis != next(p.api for p in PROVIDERS if p.name == name)
+    ]
+    targets.flag(
+        "each transport's calls went to its own API",
+        not wrong,
+        "; ".join(wrong) or "chat, responses, messages, gemini: as expected",
+    )
+
+
 def report_batches(
     results: dict[tuple[str, int], Throughput], settings: Settings, targets: Targets
 ) -> None:
@@ -878,14 +1143,55 @@ def report_cold(
     """The cold-start table, the import check, and their targets."""
     print(
         f"\n## Cold start: fresh interpreter to the first result, median of {settings.cold_runs} "
-        "runs\n\n| system | wall | CPU | wall / DSPy | litellm loaded | httpx loaded |"
-        "\n|---|---:|---:|---:|---|---|"
+        "runs\n\n| system | wall | CPU | wall / DSPy (default engine, same provider) "
+        "| CPU / DSPy | litellm loaded | httpx loaded | requests / run |"
+        "\n|---|---:|---:|---:|---:|---|---|---|"
     )
-    dspy = _find(results, "DSPy")
+    dspy_of = {
+        group: _find([n for n in results if _group(n) == group], "DSPy", "default engine")
+        for group in {_group(n) for n in results}
+    }
     for name, r in results.items():
-        ratio = f"{r.wall / results[dspy].wall:.2f}x" if dspy else "—"
-        print(f"| {name} | {_ms(r.wall)} | {_ms(r.cpu)} | {ratio} | {r.litellm} | {r.httpx} |")
+        dspy_name = dspy_of[_group(name)]
+        if dspy_name:
+            ratios = (
+                f"{r.wall / results[dspy_name].wall:.2f}x | {r.cpu / results[dspy_name].cpu:.2f}x"
+            )
+        else:
+            ratios = "— | —"
+        made = ", ".join(str(n) for n in sorted(set(r.requests))) or "—"
+        print(
+            f"| {name} | {_ms(r.wall)} | {_ms(r.cpu)} | {ratios} | {r.litellm} | {r.httpx} "
+            f"| {made} |"
+        )
+    for group in ("anthropic/", "gemini/"):
+        mine = _find(results, "structio", group)
+        for engine in ("default engine", "engine='litellm'"):
+            theirs = _find(results, "DSPy", group, engine)
+            targets.check(
+                f"cold start to a first {group} result, <= 0.5x DSPy's ({engine})",
+                _ratio(results[mine].wall, results[theirs].wall) if mine and theirs else None,
+                0.5,
+                at_most=True,
+            )
+        if mine:
+            targets.flag(
+                f"a direct {group} call never imports litellm",
+                not results[mine].litellm,
+                f"litellm loaded at the first result: {results[mine].litellm}",
+            )
+    counted = {name: r.requests for name, r in results.items() if r.requests}
+    if counted:
+        targets.flag(
+            "cold start: every run made exactly one request (none for the bare interpreter)",
+            all(
+                set(runs) == ({0} if name.startswith("bare") else {1})
+                for name, runs in counted.items()
+            ),
+            ", ".join(f"{n}: {sorted(set(r))}" for n, r in counted.items()),
+        )
     direct = _find(results, "structio", "(direct)") or _find(results, "structio")
+    dspy = dspy_of.get("")
     targets.check(
         "cold start to first result, direct path, <= 0.5x DSPy's",
         _ratio(results[direct].wall, results[dspy].wall) if direct and dspy else None,
@@ -913,6 +1219,11 @@ def main() -> None:
     parser.add_argument(
         "--only-async", action="store_true", help="only the async throughput (50 ms server)"
     )
+    parser.add_argument(
+        "--async-cache",
+        action="store_true",
+        help="only the async throughput, with each library's response cache on (all misses)",
+    )
     args = parser.parse_args()
     settings = QUICK if args.quick else FULL
     warnings.filterwarnings("ignore")
@@ -920,13 +1231,13 @@ def main() -> None:
     litellm = import_litellm()
     targets = Targets()
     started = time.perf_counter()
-    if not args.only_async:
+    if not args.only_async and not args.async_cache:
         run_sync(dspy, litellm, settings, targets)
-    with loopback(ASYNC_DELAY) as server:
+    with loopback(ASYNC_DELAY) as server, tempfile.TemporaryDirectory() as tmp:
         print(f"\nLoopback server answering in {ASYNC_DELAY * 1e3:g} ms: {server.url}")
-        report_async(
-            measure_async(server, async_systems(server.url, dspy), settings), settings, targets
-        )
+        cache_dir = Path(tmp) if args.async_cache else None
+        systems = async_systems(server.url, dspy, cache_dir)
+        report_async(measure_async(server, systems, settings), settings, targets, cache_dir)
     targets.print()
     print(f"\nThe whole run took {time.perf_counter() - started:.0f} s.")
 
@@ -941,11 +1252,15 @@ def run_sync(dspy: Any | None, litellm: Any | None, settings: Settings, targets:
         else:
             print("DSPy: not installed, left out")
         print()
-        per_call = measure_per_call(server, per_call_systems(server.url, dspy, litellm), settings)
+        systems = per_call_systems(server.url, dspy, litellm)
+        more, rows = provider_systems(server, dspy)
+        per_call = measure_per_call(server, systems | more, settings)
         report_per_call(per_call, settings, targets)
+        report_providers(per_call, rows, targets)
         batches = measure_batches(server, batch_systems(server.url, dspy), settings)
         report_batches(batches, settings, targets)
-        cold = measure_cold(cold_scripts(server.url, dspy is not None), settings)
+        scripts = cold_scripts(server.url, dspy is not None, server.root)
+        cold = measure_cold(scripts, settings, server)
         report_cold(cold, import_check(), settings, targets)
 
 
