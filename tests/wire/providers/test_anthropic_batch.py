@@ -9,6 +9,7 @@ is read by that API (one of them a recorded Message of the real API).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,7 @@ def test_submit_poll_and_results(
     assert "batch msgbatch_0001 created: 3 requests" in err
     assert "batch msgbatch_0001: ended, 3/3 done, 0 failed" in err
     assert "3 rows answered, 0 failed; 33 prompt + 9 completion tokens; cost $" in err
-    assert "(batch price)" in err
+    assert price_note(MODEL) in err
 
 
 def test_the_server_speaks_the_sdk_s_types(
@@ -353,7 +354,7 @@ def test_structio_run_batch_with_a_stop_and_a_resume(
     assert not state_path(out).exists()
     captured = capsys.readouterr()
     assert captured.out.startswith("3 rows predicted, 0 already in")
-    assert "(batch price)" in captured.out
+    assert price_note(MODEL) in captured.out
     assert "batch msgbatch_0001: ended, 1/2 done, 1 failed" in captured.err
 
     # The failed row, fixed, goes in a new batch of its own; the rest are not sent again.
@@ -392,6 +393,22 @@ def test_a_stop_between_building_and_creating_sends_the_batch_once(
     assert created_ids(server) == [["1", "2"]]
 
 
+def batch_rate(rates: dict[str, Any], name: str) -> float:
+    """The map's batch rate of a kind of token; half its online rate where it has none."""
+    batch = rates.get(f"{name}_batches")
+    return float(batch) if batch is not None else float(rates[name]) / 2
+
+
+def price_note(model: str) -> str:
+    """How the summary names the price: the map's batch price, or the known discount.
+
+    litellm's map gained batch prices for newer Claude models in later releases.
+    """
+    found = model_entry(model)
+    has_batch_price = found is not None and "input_cost_per_token_batches" in found[1]
+    return "(batch price)" if has_batch_price else "(50% batch discount)"
+
+
 # -- which models batch -------------------------------------------------------------------------
 
 
@@ -404,7 +421,8 @@ def test_only_models_of_a_provider_with_a_batch_api_batch(api: WireAPI) -> None:
         batch_api(sio.LM("cohere/command-r", api_key="k"))
     text = str(info.value)
     assert "cohere/command-r" in text
-    assert "'cohere' has no batch API" in text
+    # litellm names the provider 'cohere' or (older releases) 'cohere_chat'.
+    assert re.search(r"'cohere(_chat)?' has no batch API", text)
     assert "openai" in text
     assert "anthropic" in text
 
@@ -455,9 +473,9 @@ def test_a_recorded_message_is_read_and_priced_at_the_batch_rates(
     assert found is not None
     rates = found[1]
     expected = (
-        3 * rates["input_cost_per_token_batches"]
-        + 418 * rates["cache_creation_input_token_cost_batches"]
-        + 1111 * rates["cache_read_input_token_cost_batches"]
-        + 33 * rates["output_cost_per_token_batches"]
+        3 * batch_rate(rates, "input_cost_per_token")
+        + 418 * batch_rate(rates, "cache_creation_input_token_cost")
+        + 1111 * batch_rate(rates, "cache_read_input_token_cost")
+        + 33 * batch_rate(rates, "output_cost_per_token")
     )
     assert job.cost == pytest.approx(expected)
