@@ -1224,6 +1224,11 @@ def main() -> None:
         action="store_true",
         help="only the async throughput, with each library's response cache on (all misses)",
     )
+    parser.add_argument(
+        "--only-per-call",
+        action="store_true",
+        help="only the per-call CPU of each transport and system (no throughput, cold start)",
+    )
     args = parser.parse_args()
     settings = QUICK if args.quick else FULL
     warnings.filterwarnings("ignore")
@@ -1232,7 +1237,10 @@ def main() -> None:
     targets = Targets()
     started = time.perf_counter()
     if not args.only_async and not args.async_cache:
-        run_sync(dspy, litellm, settings, targets)
+        run_sync(dspy, litellm, settings, targets, per_call_only=args.only_per_call)
+    if args.only_per_call:
+        targets.print()
+        return
     with loopback(ASYNC_DELAY) as server, tempfile.TemporaryDirectory() as tmp:
         print(f"\nLoopback server answering in {ASYNC_DELAY * 1e3:g} ms: {server.url}")
         cache_dir = Path(tmp) if args.async_cache else None
@@ -1242,7 +1250,14 @@ def main() -> None:
     print(f"\nThe whole run took {time.perf_counter() - started:.0f} s.")
 
 
-def run_sync(dspy: Any | None, litellm: Any | None, settings: Settings, targets: Targets) -> None:
+def run_sync(
+    dspy: Any | None,
+    litellm: Any | None,
+    settings: Settings,
+    targets: Targets,
+    *,
+    per_call_only: bool = False,
+) -> None:
     """Per call, thread throughput and cold start, against the immediate server."""
     with loopback() as server:
         print(f"Loopback server: {server.url} (its own process)")
@@ -1257,6 +1272,8 @@ def run_sync(dspy: Any | None, litellm: Any | None, settings: Settings, targets:
         per_call = measure_per_call(server, systems | more, settings)
         report_per_call(per_call, settings, targets)
         report_providers(per_call, rows, targets)
+        if per_call_only:
+            return
         batches = measure_batches(server, batch_systems(server.url, dspy), settings)
         report_batches(batches, settings, targets)
         scripts = cold_scripts(server.url, dspy is not None, server.root)
