@@ -10,6 +10,10 @@ medians:
   K conversations open), K from 10 to 100: time per call;
 - *counts*: a tokenizer (o200k_base) counting 1,000 to 32,000 distinct texts (20 to 300
   words, about 200 tokens) over and over, in the same order: time per count.
+- *window* (``--window`` alone): a sliding window of the last N turns (100, 1,000) of a
+  conversation growing a turn a call, against a growing chat of N turns and DSPy's
+  ``ChatAdapter.format`` of the window: time per call, and whether the window costs at
+  most 1.5x the growing chat at 1,000 turns.
 
 Every curve also gives the memory its cache keeps: what is still allocated (tracemalloc)
 after the first, cold, round, the inputs themselves excluded. A cache that fits its load
@@ -19,7 +23,7 @@ where the load outgrows it. One more curve gives the render cache a budget of 4 
 then misses on every turn, as with any LRU, and each turn costs what rendering it costs,
 however long the history.
 
-Run: python benchmarks/caches.py [--quick]
+Run: python benchmarks/caches.py [--quick] [--window]
 Against other code: PYTHONPATH=/path/to/other/checkout/src python benchmarks/caches.py
 """
 
@@ -249,23 +253,116 @@ def counts_curve(sizes: Sequence[int], rounds: int) -> None:
         )
 
 
+def window_curve(sizes: Sequence[int], calls: int, rounds: int) -> None:
+    """A sliding window of N turns against a growing chat of N turns, and DSPy's format.
+
+    Each call of the *window* formats the last N turns of a conversation that grew by one
+    turn since the previous call: every turn but the newest was seen before, one place
+    later. Each call of the *growing chat* formats a chat of the same length whose newest
+    turn is new and whose other turns stand where they stood (a chat that grows by one turn
+    a call, held at N). DSPy 3.4.1's `ChatAdapter.format` of the window, where installed.
+    """
+    try:
+        import dspy
+    except ImportError:
+        dspy = None
+    rng = random.Random(4)
+    adapter = sio.ChatAdapter()
+    total = max(sizes) + calls * (rounds + 1)
+    turns = [
+        {"question": f"Turn {i}: {sentence(rng, 5, 40)}", "answer": sentence(rng, 5, 60)}
+        for i in range(total)
+    ]
+    newest = [
+        {"question": f"New turn {i}: {sentence(rng, 5, 40)}", "answer": sentence(rng, 5, 60)}
+        for i in range(calls * (rounds + 1))
+    ]
+    if dspy is not None:
+        theirs_sig = dspy.make_signature(
+            {
+                "question": (str, dspy.InputField()),
+                "history": (dspy.History, dspy.InputField()),
+                "answer": (str, dspy.OutputField()),
+            }
+        )
+        theirs_adapter = dspy.ChatAdapter()
+    print(
+        f"\n| turns | window, per call | per turn | growing chat, per call | per turn "
+        f"| window / growing | DSPy {getattr(dspy, '__version__', '—')}, per call "
+        "| DSPy / window |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size in sizes:
+        window_sig = sio.make_signature("question, history: History -> answer")
+        growing_sig = sio.make_signature("question, history: History -> answer")
+
+        def window(call: int, sig: Any = window_sig, size: int = size) -> Any:
+            history = sio.History(turns[call + 1 : call + 1 + size])
+            return adapter.format(sig, [], {"question": "And now?", "history": history})
+
+        def growing(call: int, sig: Any = growing_sig, size: int = size) -> Any:
+            history = sio.History([*turns[: size - 1], newest[call]])
+            return adapter.format(sig, [], {"question": "And now?", "history": history})
+
+        def dspy_window(call: int, size: int = size) -> Any:
+            history = dspy.History(messages=turns[call + 1 : call + 1 + size])
+            return theirs_adapter.format(
+                theirs_sig, [], {"question": "And now?", "history": history}
+            )
+
+        cases: list[Callable[[int], Any]] = [window, growing]
+        if dspy is not None:
+            cases.append(dspy_window)
+        # The chat so far, as a running chat has it: every turn but the next one seen.
+        adapter.format(window_sig, [], {"question": "?", "history": sio.History(turns[:size])})
+        adapter.format(growing_sig, [], {"question": "?", "history": sio.History(turns[:size])})
+        samples: list[list[float]] = [[] for _ in cases]
+        for round_ in range(rounds + 1):
+            first = round_ * calls  # every call has turns of its own, across rounds
+            for index, case in enumerate(cases):
+                for call in range(first, first + calls):
+                    start = time.process_time()
+                    case(call)
+                    if round_:  # the first round warms up
+                        samples[index].append(time.process_time() - start)
+        slid, grew = median_ms(samples[0]), median_ms(samples[1])
+        theirs = (
+            f"{median_ms(samples[2]):.2f} ms | {median_ms(samples[2]) / slid:.1f}x"
+            if dspy
+            else "— | —"
+        )
+        print(
+            f"| {size:,} | {slid:.3f} ms | {slid * 1e3 / size:.2f} µs | {grew:.3f} ms "
+            f"| {grew * 1e3 / size:.2f} µs | {slid / grew:.2f}x | {theirs} |"
+        )
+        if size >= 1_000:
+            verdict = "met" if slid <= 1.5 * grew else "MISSED"
+            print(f"\ntarget (window ≤ 1.5x growing chat at {size:,} turns): {verdict}")
+
+
 def main() -> None:
-    """Print the three curves as Markdown tables."""
+    """Print the curves as Markdown tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer points and rounds")
+    parser.add_argument("--window", action="store_true", help="the sliding window only")
     args = parser.parse_args()
     rounds = 3 if args.quick else 7
     print(f"structio from {sio.__file__}; median of {rounds} interleaved rounds, CPU time")
+    if args.window:
+        window_curve([100, 1_000], 10, rounds)
+        return
     if args.quick:
         history_curve([1_000, 4_000, 6_000], rounds)
         past_budget_curve([1_000, 4_000, 6_000], 4 * 2**20, rounds)
         chats_curve([10, 40, 45, 100], 100, rounds)
         counts_curve([1_000, 16_000, 20_000], rounds)
+        window_curve([100, 1_000], 10, rounds)
     else:
         history_curve([1_000, 2_000, 3_000, 4_000, 4_096, 4_200, 5_000, 6_000, 8_000], rounds)
         past_budget_curve([1_000, 2_000, 2_500, 3_000, 4_000, 6_000, 8_000], 4 * 2**20, rounds)
         chats_curve([10, 20, 30, 40, 41, 45, 50, 60, 80, 100], 100, rounds)
         counts_curve([1_000, 2_000, 4_000, 8_000, 16_000, 16_384, 17_000, 24_000, 32_000], rounds)
+        window_curve([100, 1_000], 10, rounds)
 
 
 if __name__ == "__main__":

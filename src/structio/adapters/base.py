@@ -40,7 +40,7 @@ from structio.adapters.native import (
     tool_turn,
     tool_types,
 )
-from structio.adapters.plan import Plan, demo_key, history_key, plain_user_content
+from structio.adapters.plan import Plan, demo_key, history_key, plain_user_content, renamed
 from structio.adapters.saving import adapter_class, saved_name
 from structio.exceptions import ConfigurationError, FormatError, ParseError
 from structio.parsing.clean import clean
@@ -223,7 +223,7 @@ class Adapter(abc.ABC):
             FormatError: A required input is missing, or an input name is not an input of
                 the signature.
         """
-        return part_messages(self._parts(signature, demos, inputs))
+        return part_messages(self._parts(signature, demos, inputs, named=False))
 
     def render(
         self,
@@ -252,7 +252,7 @@ class Adapter(abc.ABC):
             FormatError: A required input is missing, or an input name is not an input of
                 the signature.
         """
-        parts = self._parts(signature, demos, inputs)
+        parts = self._parts(signature, demos, inputs, named=True)
         return Prompt(parts, encoding=encoding, encode_func=encode_func)
 
     def _parts(
@@ -260,6 +260,8 @@ class Adapter(abc.ABC):
         signature: SignatureLike,
         demos: Iterable[Mapping[str, Any]],
         inputs: Mapping[str, Any] | None,
+        *,
+        named: bool,
     ) -> list[Part]:
         sig = as_signature(signature)
         plan = self._plan(sig)
@@ -269,7 +271,7 @@ class Adapter(abc.ABC):
             parts.extend(self.demo_parts(sig, demos))
         for name in plan.history:
             if name in values:
-                parts.extend(self.history_parts(sig, values[name]))
+                parts.extend(self._history(sig, values[name], named=named))
         if plan.custom_user:
             request = self.format_user_message_content(sig, values, main_request=True)
         else:  # the usual case, without a method call in between
@@ -610,7 +612,13 @@ class Adapter(abc.ABC):
 
     def format_history(self, signature: type[Signature], history: History) -> list[Message]:
         """The turns of a conversation history as messages (see `history_parts`)."""
-        return part_messages(self.history_parts(signature, history))
+        return part_messages(self._history(signature, history, named=False))
+
+    def _history(self, signature: type[Signature], history: History, *, named: bool) -> list[Part]:
+        """`history_parts`; if not overridden and not ``named``, parts under cached names."""
+        if type(self).history_parts is Adapter.history_parts:
+            return self._history_turns(signature, history, named=named)
+        return self.history_parts(signature, history)
 
     @hook
     def history_parts(self, signature: type[Signature], history: History) -> list[Part]:
@@ -626,6 +634,11 @@ class Adapter(abc.ABC):
         user message with a ``[[ ## tool_call_results ## ]]`` section. Calls that have not
         run are not replayed natively (a provider refuses calls without results).
         """
+        return self._history_turns(signature, history, named=True)
+
+    def _history_turns(
+        self, signature: type[Signature], history: History, *, named: bool
+    ) -> list[Part]:
         plan = self._plan(signature)
         parts: list[Part] = []
         native = native_calls_of(signature)
@@ -673,7 +686,10 @@ class Adapter(abc.ABC):
                     )
                 return tuple(rendered)
 
-            parts.extend(plan.rendered.get(partial(history_key, number, turn), render))
+            # Cached by content, not position (a sliding window moves every turn each call);
+            # messages carry no part names, so `format` skips renaming a moved turn's parts.
+            turn_parts = plan.rendered.get(partial(history_key, turn), render)
+            parts.extend(renamed(turn_parts, number) if named else turn_parts)
         return parts
 
     # -- shared machinery -------------------------------------------------------------------

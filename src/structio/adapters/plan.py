@@ -6,6 +6,7 @@ the system message and the reminder; `plain_user_content` writes a user message 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -17,7 +18,7 @@ from structio.signatures.field import SignatureField
 from structio.signatures.history import History
 from structio.signatures.signature import Signature
 
-__all__ = ["Plan", "demo_key", "history_key", "plain_user_content"]
+__all__ = ["Plan", "demo_key", "history_key", "plain_user_content", "renamed"]
 
 
 class Plan:
@@ -107,6 +108,46 @@ def demo_key(number: int, missing: str | None, demo: Mapping[str, Any]) -> Hasha
     return ("demo", number, missing, freeze_fields(demo))
 
 
-def history_key(number: int, turn: Mapping[str, Any]) -> Hashable:
-    """The key of a history turn's rendered parts in a plan's render cache."""
-    return ("history", number, freeze_fields(turn))
+def history_key(turn: Mapping[str, Any]) -> Hashable:
+    """The key of a history turn's rendered parts in a plan's render cache.
+
+    The turn's content alone, not its position: in a sliding window (the last N turns of a
+    chat) every turn moves one place per call, and its rendering stays the same but for
+    the part names, which `renamed` gives it.
+    """
+    return ("history", freeze_fields(turn))
+
+
+# A renamed copy is made through the slots themselves, skipping the frozen dataclass's
+# ``__init__`` (a checked ``object.__setattr__`` per field) and ``__post_init__`` (the
+# content was split into media parts already): `Adapter.render` of a sliding window renames
+# every turn on every call.
+_SET_NAME = Part.__dict__["name"].__set__
+_OTHER_SLOTS = tuple(
+    (Part.__dict__[f.name].__get__, Part.__dict__[f.name].__set__)
+    for f in dataclasses.fields(Part)
+    if f.name != "name"
+)
+
+
+def renamed(parts: tuple[Part, ...], number: int) -> tuple[Part, ...]:
+    """A history turn's parts named for turn ``number`` (``history_<number>_user``...).
+
+    Args:
+        parts: The turn's cached parts, named for the position where it was first rendered.
+        number: Its position now, from 1.
+
+    Returns:
+        ``parts`` themselves where the names are right already, else renamed copies.
+    """
+    prefix = f"history_{number}_"
+    if not parts or parts[0].name.startswith(prefix):
+        return parts
+    copies = []
+    for part in parts:
+        copy = object.__new__(Part)
+        _SET_NAME(copy, prefix + part.name.split("_", 2)[2])
+        for get, set_ in _OTHER_SLOTS:
+            set_(copy, get(part))
+        copies.append(copy)
+    return tuple(copies)
