@@ -222,11 +222,13 @@ def _exchange_sync(
     start: float,
     attempt: int,
 ) -> LMResponse:
+    at = time.monotonic() + timeout
     point = api.endpoint(model, client, stream=False)
     body = api.body(point, messages, params, client, stream=False)
     http = _pool.client(point.client_key)
-    with _pool.opened(http, _post(http, point, body, timeout), point.secrets) as response:
-        content = _bounded(response.iter_bytes(), response)
+    request = _post(http, point, body, timeout)
+    with _pool.opened(http, request, point.secrets, at) as response:
+        content = _bounded(response.iter_bytes(), response, _Clock(at, timeout, point.url))
     return _read(api, response, content, model, point.provider, start, attempt)
 
 
@@ -240,11 +242,13 @@ async def _exchange_async(
     start: float,
     attempt: int,
 ) -> LMResponse:
+    at = time.monotonic() + timeout
     point = api.endpoint(model, client, stream=False)
+    clock = _Clock(at, timeout, point.url)
     body = api.body(point, messages, params, client, stream=False)
     http = await _pool.aclient(point.client_key)
     async with _pool.aopened(http, _post(http, point, body, timeout), point.secrets) as response:
-        content = await _abounded(response)
+        content = await _abounded(response, clock)
     return _read(api, response, content, model, point.provider, start, attempt)
 
 
@@ -256,12 +260,14 @@ def _stream_sync(
     client: Mapping[str, Any],
     timeout: float,
 ) -> Generator[str | StreamAssembler, None, None]:
+    at = time.monotonic() + timeout
     point = api.endpoint(model, client, stream=True)
+    clock = _Clock(at, timeout, point.url)
     body = api.body(point, messages, params, client, stream=True)
     http = _pool.client(point.client_key)
-    with _pool.opened(http, _post(http, point, body, timeout), point.secrets) as response:
+    with _pool.opened(http, _post(http, point, body, timeout), point.secrets, at) as response:
         if response.status_code != 200:
-            text = _bounded(response.iter_bytes(), response).decode(errors="replace")
+            text = _bounded(response.iter_bytes(), response, clock).decode(errors="replace")
             raise HTTPStatusError(response.status_code, text, response.headers)
         assembler = api.assembler(model, point.provider)
         size = 0
@@ -269,6 +275,7 @@ def _stream_sync(
             size += len(line) + 1
             if size > MAX_RESPONSE_BYTES:
                 raise _too_large(response)
+            clock.check()
             new = assembler.feed_line(line)
             if new:
                 yield new
@@ -283,12 +290,14 @@ async def _stream_async(
     client: Mapping[str, Any],
     timeout: float,
 ) -> AsyncGenerator[str | StreamAssembler, None]:
+    at = time.monotonic() + timeout
     point = api.endpoint(model, client, stream=True)
+    clock = _Clock(at, timeout, point.url)
     body = api.body(point, messages, params, client, stream=True)
     http = await _pool.aclient(point.client_key)
     async with _pool.aopened(http, _post(http, point, body, timeout), point.secrets) as response:
         if response.status_code != 200:
-            text = (await _abounded(response)).decode(errors="replace")
+            text = (await _abounded(response, clock)).decode(errors="replace")
             raise HTTPStatusError(response.status_code, text, response.headers)
         assembler = api.assembler(model, point.provider)
         size = 0
@@ -296,25 +305,47 @@ async def _stream_async(
             size += len(line) + 1
             if size > MAX_RESPONSE_BYTES:
                 raise _too_large(response)
+            clock.check()
             new = assembler.feed_line(line)
             if new:
                 yield new
     yield assembler
 
 
-def _bounded(pieces: Iterable[bytes], response: httpx.Response | _pool.AsyncResponse) -> bytes:
-    """The decompressed body, read piece by piece up to `MAX_RESPONSE_BYTES`."""
+class _Clock(NamedTuple):
+    """The deadline of one attempt: ``timeout`` seconds from its start, ``at`` (monotonic).
+
+    A read never waits past it (httpx: `structio.lm._pool.Deadline`; aiohttp: its total
+    timeout), but a server that keeps sending (keep-alive comments, a byte at a time) is
+    answered by every read: the loops that read look at the clock too (`check`).
+    """
+
+    at: float
+    timeout: float
+    url: str
+
+    def check(self) -> None:
+        """Raise the attempt's timeout if its deadline has passed."""
+        if time.monotonic() > self.at:
+            raise _pool.deadline_passed(self.url, self.timeout)
+
+
+def _bounded(
+    pieces: Iterable[bytes], response: httpx.Response | _pool.AsyncResponse, clock: _Clock
+) -> bytes:
+    """The decompressed body, read piece by piece up to `MAX_RESPONSE_BYTES`, by the deadline."""
     read: list[bytes] = []
     size = 0
     for piece in pieces:
         size += len(piece)
         if size > MAX_RESPONSE_BYTES:
             raise _too_large(response)
+        clock.check()
         read.append(piece)
     return b"".join(read)
 
 
-async def _abounded(response: _pool.AsyncResponse) -> bytes:
+async def _abounded(response: _pool.AsyncResponse, clock: _Clock) -> bytes:
     """Async form of `_bounded`, over the response's decompressed bytes."""
     read: list[bytes] = []
     size = 0
@@ -322,6 +353,7 @@ async def _abounded(response: _pool.AsyncResponse) -> bytes:
         size += len(piece)
         if size > MAX_RESPONSE_BYTES:
             raise _too_large(response)
+        clock.check()
         read.append(piece)
     return b"".join(read)
 

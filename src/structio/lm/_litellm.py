@@ -9,7 +9,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from structio._util.warn import CausedBy, ensure_filter
 from structio.exceptions import (
@@ -99,17 +99,21 @@ def _import_litellm() -> None:
         _litellm = litellm
 
 
-def _completion(args: dict[str, Any]) -> Any:
+def _completion(args: dict[str, Any], at: float | None = None) -> Any:
     """``litellm.completion(**args)``; a missing ``mcp`` package or provider said plainly.
 
-    An OpenAI model's request goes over structio's guarded client (`_litellm_guard`).
+    An OpenAI model's request goes over structio's guarded client (`_litellm_guard`), and
+    so do those of the providers it hands a client of its own: their connect, writes and
+    reads end by ``at`` (`structio.lm._pool.until`), the reads of a stream's body too.
+    Other providers' requests are sent by litellm's own clients, ``timeout`` per read.
     """
     from structio.lm import _litellm_guard
 
     litellm = get_litellm()
     guarded = _litellm_guard.client_args(litellm, _resolvers(), args)
     try:
-        with _pool.hidden(_pool.address_secrets(args)):  # from httpx's log of the request
+        # The secrets kept from httpx's log of the request.
+        with _pool.hidden(_pool.address_secrets(args)), _pool.until(at):
             return litellm.completion(**args, **guarded)
     except Exception as exc:
         setup = _setup_error(args, exc)
@@ -132,6 +136,21 @@ async def _acompletion(args: dict[str, Any]) -> Any:
         if setup is not None:
             raise setup from exc
         raise
+
+
+def _late(model: str, args: Mapping[str, Any], attempt: int) -> LMTimeoutError:
+    """The timeout of an attempt still running when its ``timeout`` seconds ran out."""
+    base = str(args.get("api_base") or args.get("base_url") or "")
+    passed = _pool.deadline_passed(base or "http://provider", float(args["timeout"]))
+    error = lm_error(
+        LMTimeoutError,
+        model=model,
+        provider=provider_of(model),
+        attempts=attempt,
+        detail=str(passed),
+        url=passed.url if base else None,
+    )
+    return cast(LMTimeoutError, error)
 
 
 @functools.lru_cache(maxsize=1)
@@ -391,8 +410,13 @@ def send(
     start: float,
     attempt: int,
 ) -> LMResponse:
-    """Make one request through litellm and convert the response."""
-    raw = _completion(completion_args(model, messages, params, timeout, client))
+    """Make one request through litellm and convert the response.
+
+    Its ``timeout`` bounds the whole attempt where structio's guarded client carries it
+    (`_completion`); elsewhere litellm applies it to connecting and to each read.
+    """
+    args = completion_args(model, messages, params, timeout, client)
+    raw = _completion(args, _pool.deadline(args.get("timeout")))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
@@ -405,8 +429,10 @@ async def asend(
     start: float,
     attempt: int,
 ) -> LMResponse:
-    """Async form of `send`."""
-    raw = await _acompletion(completion_args(model, messages, params, timeout, client))
+    """Async form of `send`: the whole attempt ends within its ``timeout``, any provider."""
+    args = completion_args(model, messages, params, timeout, client)
+    at = _pool.deadline(args.get("timeout"))
+    raw = await _pool.within(_acompletion(args), at, lambda: _late(model, args, attempt))
     return to_response(raw, model, time.perf_counter() - start, attempts=attempt)
 
 
@@ -434,16 +460,22 @@ def stream(
     Assembled by `StreamAssembler`, not litellm's stream_chunk_builder, which merges the
     choices of n > 1 into one text.
 
-    Closing the generator closes the provider's response. ``attempt`` is the LM's count,
-    unused.
+    Closing the generator closes the provider's response. ``attempt`` is the LM's count
+    (said in a timeout). The stream ends within its ``timeout`` where structio's guarded
+    client carries it (`_completion`); elsewhere a stream that keeps sending chunks is cut
+    at the first chunk after it, one that sends only keep-alive comments is not.
     """
     from structio.lm._litellm_guard import keep_repeats
 
-    raw = _completion(_stream_args(model, messages, params, client, timeout))
+    args = _stream_args(model, messages, params, client, timeout)
+    at = _pool.deadline(args.get("timeout"))
+    raw = _completion(args, at)
     keep_repeats(raw)
     assembler = StreamAssembler(model, provider_of(model))
     try:
         for chunk in raw:
+            if at is not None and time.monotonic() > at:
+                raise _late(model, args, attempt)
             new = assembler.feed_chunk(chunk.model_dump())
             if new:
                 yield new
@@ -464,14 +496,24 @@ async def astream(
     timeout: float,
     attempt: int = 1,
 ) -> AsyncGenerator[str | StreamAssembler, None]:
-    """Async form of `stream`."""
+    """Async form of `stream`: the whole stream ends within its ``timeout``, any provider."""
     from structio.lm._litellm_guard import keep_repeats
 
-    raw = await _acompletion(_stream_args(model, messages, params, client, timeout))
+    args = _stream_args(model, messages, params, client, timeout)
+    at = _pool.deadline(args.get("timeout"))
+
+    def late() -> Exception:
+        return _late(model, args, attempt)
+
+    raw = await _pool.within(_acompletion(args), at, late)
     keep_repeats(raw)
     assembler = StreamAssembler(model, provider_of(model))
     try:
-        async for chunk in raw:
+        while True:
+            try:
+                chunk = await _pool.within(raw.__anext__(), at, late)
+            except StopAsyncIteration:
+                break
             new = assembler.feed_chunk(chunk.model_dump())
             if new:
                 yield new

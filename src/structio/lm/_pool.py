@@ -32,10 +32,20 @@ logged alike, by structio, on the ``structio.http`` logger, its credentials repl
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
+import time
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
@@ -52,12 +62,17 @@ __all__ = [
     "AsyncHTTP",
     "AsyncResponse",
     "RequestFailedError",
+    "Deadline",
     "aclient",
     "address_secrets",
     "aopened",
     "client",
+    "deadline",
+    "deadline_passed",
     "hidden",
     "opened",
+    "until",
+    "within",
 ]
 
 _T = TypeVar("_T")
@@ -128,13 +143,14 @@ def hidden(secrets: Sequence[str]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def opened(
-    http: httpx.Client, request: httpx.Request, secrets: Sequence[str]
+    http: httpx.Client, request: httpx.Request, secrets: Sequence[str], at: float | None = None
 ) -> Iterator[httpx.Response]:
     """``request`` sent, its response streamed (as ``http.stream`` does), then closed.
 
-    ``secrets`` (the credentials of its address) are hidden from what httpx logs of it.
+    ``secrets`` (the credentials of its address) are hidden from what httpx logs of it;
+    every connect and read of it ends by ``at`` (`until`), that of its body too.
     """
-    with hidden(secrets):
+    with hidden(secrets), until(at):
         response = http.send(request, stream=True)
     try:
         yield response
@@ -163,6 +179,140 @@ async def aopened(
 
 
 _HTTP_LOG = logging.getLogger("structio.http")
+
+
+# -- the deadline of an attempt --------------------------------------------------------------------
+
+# The least wait a read is given once the deadline is near or past: zero would make httpcore's
+# socket non-blocking, and a read with nothing to read would then fail as a broken connection
+# (``BlockingIOError``), not as the timeout it is.
+_LEAST = 0.001
+
+# The deadline (``time.monotonic()``) of the attempt this thread or task is sending, for the
+# requests that litellm sends over a pooled client (`until`).
+_DEADLINE: ContextVar[float | None] = ContextVar("structio_deadline", default=None)
+
+
+class Deadline(dict[str, Any]):
+    """httpx's timeouts of one request (``connect``, ``read``, ``write``...) cut to a deadline.
+
+    httpx has no timeout for a whole request: each read may wait ``timeout`` anew, so a server
+    that sends a byte (or an SSE keep-alive comment) a second holds a request for ever. httpcore
+    reads a request's ``"timeout"`` extension (this dict) before every connect, write and read:
+    each is given the time left before ``at`` (a ``time.monotonic()`` reading) where that is
+    less. A copy of it is a plain dict, with the timeouts as given.
+    """
+
+    def __init__(self, timeouts: Mapping[str, Any], at: float) -> None:
+        super().__init__(timeouts)
+        self.at = at
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The timeout ``key``, or the time left before the deadline if that is less."""
+        left = max(self.at - time.monotonic(), _LEAST)
+        value = super().get(key, default)
+        return left if value is None else min(float(value), left)
+
+
+def _cut(request: httpx.Request) -> None:
+    """A request hook of every pooled httpx client: its timeouts cut to the deadline, if any."""
+    at = _DEADLINE.get()
+    if at is not None:
+        request.extensions["timeout"] = Deadline(request.extensions.get("timeout") or {}, at)
+
+
+def _timed(response: httpx.Response) -> None:
+    """A response hook of every pooled httpx client: its body read by the deadline, if any.
+
+    httpcore gives a body's reads the read timeout left when the body began (`Deadline`),
+    each read anew: a server that sends a byte (or a keep-alive comment) now and then is
+    never late for one. Each piece read is checked against the clock instead.
+    """
+    at = _DEADLINE.get()
+    if at is not None:
+        response.stream = _timed_stream()(response.stream, at, response.request)
+
+
+@functools.cache
+def _timed_stream() -> Callable[[Any, float, httpx.Request], httpx.SyncByteStream]:
+    """The class of a response's byte stream that raises ``httpx.ReadTimeout`` past ``at``.
+
+    Made on first use: httpx is imported with the first client, not with this module.
+    """
+    import httpx
+
+    class TimedStream(httpx.SyncByteStream):
+        def __init__(self, stream: Any, at: float, request: httpx.Request) -> None:
+            self.stream = stream
+            self.at = at
+            self.request = request
+
+        def __iter__(self) -> Iterator[bytes]:
+            for piece in self.stream:
+                if time.monotonic() > self.at:
+                    raise httpx.ReadTimeout(_LATE, request=self.request)
+                yield piece
+
+        def close(self) -> None:
+            self.stream.close()
+
+    return TimedStream
+
+
+_LATE = "the attempt took longer than its timeout (connecting, the headers and the whole body)"
+
+
+@contextlib.contextmanager
+def until(at: float | None) -> Iterator[None]:
+    """While inside, requests sent over a pooled httpx client end by ``at`` (monotonic).
+
+    Their connect, writes and reads, the body's too, wherever it is read later: the deadline
+    travels with each request (`Deadline`). Only around the sending of a request, as `hidden`.
+    """
+    if at is None:
+        yield
+        return
+    token = _DEADLINE.set(at)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def deadline(timeout: Any) -> float | None:
+    """When an attempt of ``timeout`` seconds begun now must end (``time.monotonic()``).
+
+    None when ``timeout`` is not a number of seconds (an ``httpx.Timeout`` given to litellm as
+    a call parameter is litellm's to apply, read by read).
+    """
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        return time.monotonic() + timeout
+    return None
+
+
+async def within(awaitable: Awaitable[_T], at: float | None, late: Callable[[], Exception]) -> _T:
+    """``awaitable`` awaited, cancelled at ``at`` (monotonic) with the error ``late`` makes.
+
+    Around one wait only, never across a ``yield``: the caller's own code is not cancelled.
+    """
+    if at is None:
+        return await awaitable
+    import asyncio
+
+    try:
+        return await asyncio.wait_for(awaitable, max(at - time.monotonic(), 0.0))
+    except asyncio.TimeoutError:
+        raise late() from None
+
+
+def deadline_passed(url: str, timeout: float) -> RequestFailedError:
+    """The timeout of an attempt that was still reading when its ``timeout`` seconds ran out."""
+    return RequestFailedError(
+        f"the attempt took longer than its timeout of {timeout:g} s (connecting, the "
+        "headers and the whole body or stream)",
+        timeout=True,
+        url=_public(url),
+    )
 
 
 # -- the clients -----------------------------------------------------------------------------------
@@ -205,6 +355,8 @@ def client(key: tuple[Any, ...], make: Callable[[], httpx.Client] | None = None)
                     found = httpx.Client(limits=_limits(), proxy=proxy, verify=verify)
                 else:
                     found = make()
+                found.event_hooks["request"].append(_cut)
+                found.event_hooks["response"].append(_timed)
                 if not _CLIENTS:
                     atexit.register(_close_clients)
                 _CLIENTS[key] = found
@@ -390,7 +542,7 @@ class AsyncHTTP:
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> Request:
-        """A request to `send` (``timeout``: seconds to connect, and between bytes read)."""
+        """A request to `send` (``timeout``: seconds for all of it, the body read included)."""
         return Request(method, url, content, headers or {}, timeout)
 
     async def send(self, request: Request, *, stream: bool = True) -> AsyncResponse:
@@ -399,6 +551,8 @@ class AsyncHTTP:
         Raises:
             RequestFailedError: No response came (timeout, refused or broken connection).
         """
+        import asyncio
+
         import aiohttp
 
         url, headers = request.url, request.headers
@@ -407,8 +561,10 @@ class AsyncHTTP:
         timeout = self._timeouts.get(request.timeout)
         if timeout is None:
             seconds = request.timeout
+            # total: the whole request, connecting to the body's last byte (aiohttp's timer
+            # runs on while the body is read): a trickling body or an idle stream ends too.
             timeout = aiohttp.ClientTimeout(
-                total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
+                total=seconds, connect=seconds, sock_connect=seconds, sock_read=seconds
             )
             self._timeouts[request.timeout] = timeout
         try:
@@ -421,7 +577,7 @@ class AsyncHTTP:
                 allow_redirects=False,
                 proxy=self.proxy_for(url),
             )
-        except aiohttp.ClientError as exc:
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise _failed(exc, url) from exc
         return AsyncResponse(raw, url)
 
@@ -486,12 +642,15 @@ class AsyncResponse:
         Raises:
             RequestFailedError: The connection broke or timed out before the body's end.
         """
+        import asyncio
+
         import aiohttp
 
         try:
             async for piece in self._raw.content.iter_any():
                 yield piece
-        except aiohttp.ClientError as exc:
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            # asyncio's own TimeoutError: the request's total time ran out while its body was read.
             raise _failed(exc, self._url) from exc
 
     async def aiter_lines(self) -> AsyncIterator[str]:

@@ -159,7 +159,8 @@ class LM(BaseLM):
         temperature: Sampling temperature (``None``: the provider's default).
         max_tokens: Maximum completion tokens (``None``: the provider's default).
         num_retries: How many times a retryable failure is retried.
-        timeout: Seconds to wait for one request.
+        timeout: Seconds one attempt of a request may take, all of it: connecting, the
+            headers, the body or the whole stream (a call's ``timeout=`` overrides it).
         cache: ``True`` for the shared cache in ``$STRUCTIO_CACHE_DIR`` (default
             ``~/.cache/structio``), ``False`` for none, or a `ResponseCache`.
         backoff: Seconds before the first retry; doubled for each further retry.
@@ -513,12 +514,13 @@ class LM(BaseLM):
         start = self._loaded(start, client)
         # A call asked as a stream (``stream=True``) reads the stream whole.
         send: _Send = self._read_stream if params.get("stream") else self._transport.send
+        timeout = self._timeout(params)
         attempt = 0
         while True:
             attempt += 1
             try:
                 # A response with no choices raises inside: it is retried like a 5xx.
-                response = send(self.model, messages, params, client, self.timeout, start, attempt)
+                response = send(self.model, messages, params, client, timeout, start, attempt)
                 break
             except Exception as exc:
                 error = self._failure(exc, attempt, params, client)
@@ -559,12 +561,13 @@ class LM(BaseLM):
         params, client = request.params, request.client
         start = self._loaded(start, client)
         asend: _ASend = self._aread_stream if params.get("stream") else self._transport.asend
+        timeout = self._timeout(params)
         attempt = 0
         while True:
             attempt += 1
             try:
                 response = await asend(
-                    self.model, messages, params, client, self.timeout, start, attempt
+                    self.model, messages, params, client, timeout, start, attempt
                 )
                 break
             except Exception as exc:
@@ -624,11 +627,12 @@ class LM(BaseLM):
                 yield hit.as_cache_hit(time.perf_counter() - start)
                 return
         start = self._loaded(start, client)
+        timeout = self._timeout(params)
         attempt = 0
         while True:
             attempt += 1
             source = self._transport.stream(
-                self.model, messages, self._streamed(params), client, self.timeout, attempt
+                self.model, messages, self._streamed(params), client, timeout, attempt
             )
             given = False
             try:
@@ -663,11 +667,12 @@ class LM(BaseLM):
                 yield hit.as_cache_hit(time.perf_counter() - start)
                 return
         start = self._loaded(start, client)
+        timeout = self._timeout(params)
         attempt = 0
         while True:
             attempt += 1
             source = self._transport.astream(
-                self.model, messages, self._streamed(params), client, self.timeout, attempt
+                self.model, messages, self._streamed(params), client, timeout, attempt
             )
             given = False
             try:
@@ -724,6 +729,11 @@ class LM(BaseLM):
             redact_chain(exc, secrets)
             raise error from exc
         return error
+
+    def _timeout(self, params: Mapping[str, Any]) -> float:
+        """The seconds each attempt of a request may take: the call's ``timeout=``, or the LM's."""
+        given = params.get("timeout")
+        return float(given) if isinstance(given, (int, float)) and given > 0 else self.timeout
 
     def _delay(self, error: LMError, attempt: int) -> float:
         exponential = self.backoff * (2 ** (attempt - 1)) * (1 + random.random() / 4)  # noqa: S311

@@ -1,0 +1,246 @@
+"""``timeout`` bounds a whole attempt: connecting, the headers, the body, the whole stream.
+
+A server that keeps a request alive without finishing it (SSE keep-alive comments, a body
+or a stream a byte at a time) answers every read, so a timeout between reads never fires.
+Each call here, sync and async, called and streamed, over both transports, must end with
+`LMTimeoutError` soon after its one-second timeout, where without the bound it would run
+until the server stops. The elapsed time is a correctness bound (the deadline and a wide
+margin, for a loaded machine), not a performance figure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import structio as sio
+
+HI = [{"role": "user", "content": "hi"}]
+TIMEOUT = 1.0
+# The deadline, plus room for a loaded machine; a missing bound runs for as long as the
+# server does (`_LIFETIME`), far past it.
+BOUND = 5.0
+# The most a handler keeps sending: the server outlives no test by much, even unstopped.
+_LIFETIME = 30.0
+
+_CHUNK = {"choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}]}
+_BODY = json.dumps(
+    {"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+).encode()
+
+
+def _keep_alive(send: Callable[[bytes], None], stop: threading.Event) -> None:
+    """An event stream that sends nothing but a comment, five times a second."""
+    send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+    while not stop.wait(0.2):
+        send(b": keep-alive\n\n")
+
+
+def _trickled_body(send: Callable[[bytes], None], stop: threading.Event) -> None:
+    """A whole (non-streamed) answer, its body a byte every 0.2 s."""
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(_BODY)}"
+    send(head.encode() + b"\r\n\r\n")
+    for index in range(len(_BODY)):
+        if stop.wait(0.2):
+            return
+        send(_BODY[index : index + 1])
+
+
+def _trickled_stream(send: Callable[[bytes], None], stop: threading.Event) -> None:
+    """An endless event stream of text chunks, a byte every 5 ms (a chunk about every 0.4 s)."""
+    send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+    event = b"data: " + json.dumps(_CHUNK).encode() + b"\n\n"
+    while True:
+        for index in range(len(event)):
+            if stop.wait(0.005):
+                return
+            send(event[index : index + 1])
+
+
+SERVERS = {"keep_alive": _keep_alive, "trickled_body": _trickled_body}
+SERVERS["trickled_stream"] = _trickled_stream
+
+
+class _SlowServer:
+    """A loopback server whose every answer is sent by ``serve`` until the test ends."""
+
+    def __init__(self, serve: Callable[[Callable[[bytes], None], threading.Event], None]) -> None:
+        self.serve = serve
+        self.stop = threading.Event()
+        self.requests = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.threads: list[threading.Thread] = []
+        self.accepting = threading.Thread(target=self._accept, daemon=True)
+        self.accepting.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            thread = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        started = time.monotonic()
+        with conn:
+            conn.settimeout(5.0)
+            try:
+                _read_request(conn)
+                self.requests += 1
+
+                def send(data: bytes) -> None:
+                    if time.monotonic() - started > _LIFETIME:
+                        raise ConnectionAbortedError
+                    conn.sendall(data)
+
+                self.serve(send, self.stop)
+            except OSError:
+                pass  # the client closed the connection: what the deadline does
+
+    def close(self) -> None:
+        self.stop.set()
+        self.accepting.join(5.0)
+        self.sock.close()
+        for thread in self.threads:
+            thread.join(5.0)
+
+
+def _read_request(conn: socket.socket) -> None:
+    """Read one HTTP request (its head, then a body of ``Content-Length`` bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            raise ConnectionResetError
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        piece = conn.recv(65536)
+        if not piece:
+            raise ConnectionResetError
+        body += piece
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def slow(request: pytest.FixtureRequest) -> Iterator[_SlowServer]:
+    server = _SlowServer(SERVERS[request.param])
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def _lm(server: _SlowServer, transport: str, **options: Any) -> sio.LM:
+    settings: dict[str, Any] = {
+        "api_base": server.base_url,
+        "api_key": "test-key",
+        "cache": False,
+        "num_retries": 0,
+        "backoff": 0.01,
+        "timeout": TIMEOUT,
+        "transport": transport,
+    }
+    settings.update(options)
+    lm = sio.LM("openai/test", **settings)
+    lm.load()  # litellm's import (seconds, once) is no part of an attempt
+    return lm
+
+
+def _call(lm: sio.LM, **params: Any) -> None:
+    lm(HI, **params)
+
+
+def _acall(lm: sio.LM, **params: Any) -> None:
+    asyncio.run(lm.acall(HI, **params))
+
+
+def _stream(lm: sio.LM, **params: Any) -> None:
+    with lm.stream(HI, **params) as stream:
+        list(stream)
+
+
+def _astream(lm: sio.LM, **params: Any) -> None:
+    async def read() -> None:
+        async with lm.astream(HI, **params) as stream:
+            async for _item in stream:
+                pass
+
+    asyncio.run(read())
+
+
+WAYS = {"call": _call, "acall": _acall, "stream": _stream, "astream": _astream}
+
+
+@pytest.mark.parametrize("way", sorted(WAYS))
+def test_an_attempt_ends_with_a_timeout_by_its_deadline(
+    slow: _SlowServer, transport: str, way: str
+) -> None:
+    lm = _lm(slow, transport)
+    began = time.monotonic()
+    with pytest.raises(sio.LMTimeoutError):
+        WAYS[way](lm)
+    elapsed = time.monotonic() - began
+    assert elapsed < BOUND, f"{way} over {transport} ran {elapsed:.1f} s with timeout={TIMEOUT}"
+    assert slow.requests == 1
+
+
+@pytest.mark.parametrize("way", sorted(WAYS))
+def test_a_call_timeout_is_the_deadline_of_its_attempt(transport: str, way: str) -> None:
+    # The call's own timeout=, not the LM's (an hour here), bounds the attempt.
+    server = _SlowServer(_keep_alive)
+    try:
+        lm = _lm(server, transport, timeout=3600.0)
+        began = time.monotonic()
+        with pytest.raises(sio.LMTimeoutError):
+            WAYS[way](lm, timeout=TIMEOUT)
+        assert time.monotonic() - began < BOUND
+    finally:
+        server.close()
+
+
+def test_a_timed_out_attempt_is_retried_as_any_timeout(transport: str) -> None:
+    # No text was given (keep-alive comments only): the retry policy retries the stream,
+    # each attempt with a deadline of its own.
+    server = _SlowServer(_keep_alive)
+    try:
+        lm = _lm(server, transport, num_retries=1)
+        began = time.monotonic()
+        with pytest.raises(sio.LMTimeoutError, match="after 2 attempts"):
+            _stream(lm)
+        assert time.monotonic() - began < 2 * BOUND
+        assert server.requests == 2
+    finally:
+        server.close()
+
+
+def test_a_stream_that_gave_text_is_not_retried(transport: str) -> None:
+    server = _SlowServer(_trickled_stream)
+    try:
+        lm = _lm(server, transport, num_retries=2, timeout=2.0)
+        pieces: list[Any] = []
+        with pytest.raises(sio.LMTimeoutError), lm.stream(HI) as stream:
+            pieces.extend(stream)
+        assert pieces  # text came before the deadline, so the attempt was the only one
+        assert server.requests == 1
+    finally:
+        server.close()
