@@ -129,3 +129,14 @@ def test_a_predict_call_has_no_prompt_in_its_entry() -> None:
     assert entry["prompt"] is None
     assert entry["messages"][0]["role"] == "system"
     assert entry["outputs"] == [entry.response.text]
+
+
+def test_each_history_uuid_is_a_uuid4_written_as_the_uuid_module_writes_it() -> None:
+    from structio.lm.base import _new_uuid
+
+    for _ in range(300):
+        text = _new_uuid()
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122

@@ -74,3 +74,41 @@ def test_litellm_never_sends_the_prompt_cache_setting() -> None:
         "anthropic/claude-sonnet-4-5", REPLAYED, {}, 10.0, {"prompt_cache": True}
     )
     assert "prompt_cache" not in args
+
+
+def test_an_lms_endpoint_is_made_once_and_again_when_the_environment_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from structio.exceptions import AuthenticationError
+    from structio.lm.client import ClientSettings
+
+    settings = ClientSettings({"extra_headers": {"X-Team": "a"}})
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "key-one")
+    first = _http.endpoint("openai/m", settings)
+    assert first.headers["Authorization"] == "Bearer key-one"
+    assert _http.endpoint("openai/m", settings) is first  # nothing it reads has changed
+    monkeypatch.setenv("OPENAI_API_KEY", "key-two")
+    assert _http.endpoint("openai/m", settings).headers["Authorization"] == "Bearer key-two"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v2")
+    assert _http.endpoint("openai/m", settings).url == "http://127.0.0.1:9/v2/chat/completions"
+    # Equal settings in another object, and another model, are endpoints of their own.
+    other = ClientSettings({"extra_headers": {"X-Team": "b"}})
+    assert _http.endpoint("openai/m", other).headers["X-Team"] == "b"
+    assert _http.endpoint("openai/n", settings).model == "n"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(AuthenticationError, match="no API key"):
+        _http.endpoint("openai/m", settings)
+
+
+def test_an_azure_endpoint_reads_its_version_from_the_environment_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from structio.lm.client import ClientSettings
+
+    settings = ClientSettings({"api_base": "https://h.example", "api_key": "k"})
+    monkeypatch.setenv("AZURE_API_VERSION", "2024-01-01")
+    assert _http.endpoint("azure/dep", settings).url.endswith("api-version=2024-01-01")
+    monkeypatch.setenv("AZURE_API_VERSION", "2025-02-02")
+    assert _http.endpoint("azure/dep", settings).url.endswith("api-version=2025-02-02")

@@ -10,6 +10,7 @@ path (`structio.lm._errors`).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -41,7 +42,7 @@ from structio.lm._exchange import (
 from structio.lm._exchange import translate_error as _translate_error
 from structio.lm._stream import StreamAssembler, logprobs_of, reasoning_of, usage_of
 from structio.lm.base import no_choices_error, origin_key
-from structio.lm.client import LITELLM_ONLY, is_client_setting
+from structio.lm.client import LITELLM_ONLY, ClientSettings, is_client_setting
 from structio.lm.models import cost_of, model_info
 from structio.lm.types import Completion, LMResponse
 
@@ -66,6 +67,7 @@ __all__ = [
     "check_litellm_only",
     "endpoint",
     "joined",
+    "kept_endpoint",
     "key_variables",
     "load",
     "prompt_cache_key",
@@ -288,6 +290,82 @@ def add_headers(headers: dict[str, str], client: Mapping[str, Any]) -> dict[str,
     return headers
 
 
+EndpointOf = Callable[[str, Mapping[str, Any]], Endpoint]
+"""An API's endpoint function: the `Endpoint` of a request for a model with client settings."""
+
+# Kept endpoints, at most this many (then all are dropped): one per LM in use.
+_KEPT_ENDPOINTS = 256
+
+
+def kept_endpoint(
+    variables: Callable[[str], tuple[str, ...]],
+) -> Callable[[EndpointOf], EndpointOf]:
+    """An endpoint function made once per model and client settings, not on every request.
+
+    What an endpoint reads is the model, the client settings and ``variables(model)``, the
+    environment variables that may hold its address, key or version. `ClientSettings` are
+    read-only (an LM's ``lm.client``), so the endpoint made for one is kept with the values
+    those variables had, and made again when any of them has changed: setting a key in the
+    environment takes effect at the next request. Any other mapping (a test's dict) is read
+    anew each time. The endpoint's headers are shared between requests: never change them.
+    """
+
+    def keep(compute: EndpointOf) -> EndpointOf:
+        kept: dict[tuple[str, int], _Kept] = {}
+
+        @functools.wraps(compute)
+        def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
+            environ = os.environ
+            data = getattr(environ, "_data", None)
+            if type(client) is not ClientSettings or not isinstance(data, dict):
+                return compute(model, client)
+            found = kept.get((model, id(client)))
+            # The identity checks: an id is reused once its object is gone, and a test may
+            # put another mapping in os.environ.
+            if (
+                found is not None
+                and found.client is client
+                and found.environ is environ
+                and [data.get(key) for key in found.keys] == found.values
+            ):
+                return found.point
+            keys = [environ.encodekey(name) for name in variables(model)]
+            values = [data.get(key) for key in keys]
+            point = compute(model, client)
+            if len(kept) >= _KEPT_ENDPOINTS:
+                kept.clear()
+            kept[(model, id(client))] = _Kept(client, environ, keys, values, point)
+            return point
+
+        return endpoint
+
+    return keep
+
+
+class _Kept(NamedTuple):
+    """An endpoint kept, with what it was made from (see `kept_endpoint`)."""
+
+    client: ClientSettings
+    environ: Mapping[str, str]
+    # The variables' keys and values as os.environ holds them (bytes on POSIX): read
+    # without os.environ.get, whose KeyError for an unset variable costs microseconds.
+    keys: list[Any]
+    values: list[Any]
+    point: Endpoint
+
+
+def _variables(model: str) -> tuple[str, ...]:
+    """The environment variables `endpoint` reads for ``model``."""
+    prefix, _ = _split(model)
+    provider = DIRECT_PROVIDERS[prefix or "openai"]
+    return (
+        *provider.base_env,
+        *provider.key_env,
+        *(("AZURE_API_VERSION",) if provider.azure else ()),
+    )
+
+
+@kept_endpoint(_variables)
 def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
     """The URL, headers and body model name of a request for ``model`` with ``client``.
 

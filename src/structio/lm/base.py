@@ -6,6 +6,7 @@ import abc
 import contextlib
 import contextvars
 import datetime
+import os
 import sys
 import threading
 import time
@@ -149,12 +150,19 @@ def _no_response(model: str) -> ServerError:
 
 
 def _new_uuid() -> str:
-    import uuid  # on the first call: `import structio` does not pay for it
+    """A random UUID4 in its string form, as ``str(uuid.uuid4())`` writes it.
 
-    return str(uuid.uuid4())
+    Made per call from 16 random bytes, the version and variant bits set as RFC 4122 says:
+    a third of the cost of building a `uuid.UUID` and printing it.
+    """
+    data = bytearray(os.urandom(16))
+    data[6] = (data[6] & 0x0F) | 0x40  # version 4
+    data[8] = (data[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    h = data.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HistoryEntry(Mapping[str, Any]):
     """One call of a model: what was sent, what came back, what it cost.
 
@@ -187,6 +195,28 @@ class HistoryEntry(Mapping[str, Any]):
     timestamp: float = field(default_factory=time.time)
     prompt: str | None = None
     uuid: str = field(default_factory=_new_uuid)
+
+    def __init__(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        response: LMResponse,
+        timestamp: float | None = None,
+        prompt: str | None = None,
+        uuid: str | None = None,
+    ) -> None:
+        # Written out, one entry per call: a frozen dataclass's own __init__ sets each field
+        # through object.__setattr__, at several times the cost. ``None``: the defaults.
+        self.__dict__.update(
+            model=model,
+            messages=messages,
+            params=params,
+            response=response,
+            timestamp=time.time() if timestamp is None else timestamp,
+            prompt=prompt,
+            uuid=_new_uuid() if uuid is None else uuid,
+        )
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -484,6 +514,18 @@ class BaseLM(abc.ABC):
         """The parameters a call sends: the LM's own updated by this call's ``params``."""
         return dict(params)
 
+    def _history_params(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """What a call's history entry shows of its settings, and the credentials in them.
+
+        ``(public_params(sent), secret_values(sent))`` of everything the call sends
+        (`request_params`): a new dict, and the values to redact, longest first. A subclass
+        whose own settings do not change between calls may keep their part of both.
+        """
+        sent = self.request_params(params)
+        if not sent:
+            return {}, []
+        return public_params(sent), secret_values(sent)
+
     def _record(
         self,
         messages: Messages,
@@ -506,13 +548,12 @@ class BaseLM(abc.ABC):
                 cached=response.cached,
                 latency=time.perf_counter() - start,
             )
-        sent = self.request_params(params)
-        secrets = secret_values(sent) if sent else ()
+        shown, secrets = self._history_params(params)
         if secrets:
             entry = HistoryEntry(
                 model=self.model,
                 messages=redact_data(_plain_messages(messages), secrets),
-                params=redact_data(public_params(sent), secrets),
+                params=redact_data(shown, secrets),
                 response=_redacted_response(response, secrets),
                 prompt=None if prompt is None else redact(prompt, secrets),
             )
@@ -520,7 +561,7 @@ class BaseLM(abc.ABC):
             entry = HistoryEntry(
                 model=self.model,
                 messages=_plain_messages(messages),
-                params=public_params(sent),
+                params=shown,
                 response=response,
                 prompt=prompt,
             )

@@ -75,6 +75,7 @@ _DERIVED = (
     "_route",
     "_transport",
     "_derived_profile",
+    "_client_shown",
 )
 
 
@@ -434,6 +435,30 @@ class LM(BaseLM):
         merged.update(params)
         merged.pop("cache", None)
         return merged
+
+    def _history_params(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """`BaseLM._history_params`, with the client settings' part kept between calls.
+
+        ``lm.client`` is read-only: what it shows and the credentials in it (its address
+        parsed, its headers scanned) are the same for every call, kept until ``lm.client``
+        is another object. When a call's settings or ``lm.params`` name a client setting,
+        the whole merge is made again, as `request_params` makes it.
+        """
+        client = self.client
+        names = client.keys()
+        if not (names.isdisjoint(self.params) and names.isdisjoint(params)):
+            return super()._history_params(params)
+        kept = self.__dict__.get("_client_shown")
+        if kept is None or kept[0] is not client:
+            kept = (client, public_params(client), secret_values(client))
+            self.__dict__["_client_shown"] = kept
+        rest = {**self.params, **params}
+        rest.pop("cache", None)
+        shown = {**kept[1], **public_params(rest)} if rest else dict(kept[1])
+        found = secret_values(rest) if rest else []
+        if not found:
+            return shown, kept[2]
+        return shown, sorted({*kept[2], *found}, key=lambda text: (-len(text), text))
 
     def _prepare(self, messages: list[dict[str, Any]], call_params: Mapping[str, Any]) -> _Request:
         """The request parameters, client settings, cache (or None) and cache key."""
