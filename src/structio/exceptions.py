@@ -28,7 +28,8 @@ Python programmer would expect, so ``except ValueError`` keeps working::
         ├── LMConnectionError       (ConnectionError) the server cannot be reached: retried
         ├── ServerError                            5xx from the provider: retried, then raised
         └── BadRequestError         (ValueError)  400: the request is wrong; never retried
-            └── ContextWindowExceededError        the prompt is longer than the model accepts
+            ├── ContextWindowExceededError        the prompt is longer than the model accepts
+            └── StructuredOutputRefusedError      a server refused the grammar or schema sent
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "ServerError",
     "SignatureError",
     "StructioError",
+    "StructuredOutputRefusedError",
     "TemplateError",
     "TokenizerError",
     "ToolCallError",
@@ -441,6 +443,17 @@ class ServerError(LMError):
 
 class BadRequestError(LMError, ValueError):
     """Raised when the provider rejects the request as invalid (400, 404, 422); never retried."""
+
+
+class StructuredOutputRefusedError(BadRequestError):
+    """Raised when a server refuses the structured-output parameter it was sent; never retried.
+
+    A local server answered a grammar or JSON schema structio sent (``grammar``,
+    ``response_format``, ``structured_outputs``, ``ebnf``) with an error naming it: the
+    server is not the one ``LM(..., server=)`` or the model's prefix says, or a version
+    without that parameter. Name the right server, or send no constraint (the adapter's
+    ``constrain=False``).
+    """
 
 
 class ContextWindowExceededError(BadRequestError):

@@ -7,8 +7,9 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
+from structio.adapters.constrain import set_constrain, with_grammar
 from structio.adapters.fields import text_outputs
-from structio.adapters.hooks import hook, set_native_options
+from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.adapters.json_adapter import JSONAdapter
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import SectionStreamReader, StreamReader
@@ -42,6 +43,7 @@ class ChatAdapter(Adapter):
         fallback: Literal["json"] | None = "json",
         native_tools: bool | None = None,
         native_reasoning: bool | None = None,
+        constrain: bool | None = None,
     ) -> None:
         """Create a ChatAdapter.
 
@@ -58,11 +60,30 @@ class ChatAdapter(Adapter):
             native_reasoning: How a `Reasoning` output is filled: ``True``, from the
                 model's native reasoning; ``False``, from a section of the answer; ``None``
                 (default), native when the model returns its reasoning.
+            constrain: Whether a local server that takes grammars (``LM(...,
+                server="llamacpp" | "vllm" | "sglang")``) is asked to hold the answer to
+                the grammar of this format, compiled from the signature (`grammar`):
+                ``True`` always (a `ConfigurationError` where the server cannot),
+                ``False`` never, ``None`` (default) as `constrain_default` says. Hosted
+                models are never sent a grammar.
         """
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")
         self.fallback = fallback
         set_native_options(self, native_tools, native_reasoning)
+        set_constrain(self, constrain)
+
+    @hook
+    def request_params(
+        self, signature: type[Signature], params: Mapping[str, Any], lm: ModelCapabilities
+    ) -> dict[str, Any]:
+        """The parameters, with this format's grammar on a local server that takes one.
+
+        See ``constrain``: the grammar of the sections this adapter asks for (`grammar`),
+        in the syntax and under the parameter name the server takes
+        (`structio.lm.servers`); a structured-output parameter the caller set is kept.
+        """
+        return with_grammar(self, signature, super().request_params(signature, params, lm), lm)
 
     def __repr__(self) -> str:
         options = {k: v for k, v in self._options().items() if k != "fallback"}

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from structio.adapters.base import STRUCTURE_SENTENCE
+from structio.adapters.constrain import choice
 from structio.adapters.fields import describe_fields
 from structio.adapters.hooks import ModelCapabilities, hook
 from structio.adapters.json_adapter import JSONAdapter
@@ -47,9 +48,16 @@ class CompactAdapter(JSONAdapter):
     ) -> dict[str, Any]:
         """Add ``response_format={"type": "json_object"}`` when the model takes it.
 
-        Never a JSON schema (see the class); a ``response_format`` the caller chose is kept.
+        Never a JSON schema to a hosted model (see the class) unless ``constrain=True``;
+        on a local server, whose schema costs no prompt tokens, the outputs' schema when
+        the adapter constrains (`JSONAdapter`'s rule). A ``response_format`` the caller
+        chose is kept.
         """
         kwargs = dict(params)
+        if "response_format" in kwargs:
+            return kwargs
+        if lm.profile.server or choice(self):
+            return super().request_params(signature, kwargs, lm)
         profile = lm.profile
         if "response_format" not in kwargs and (profile.json_object or profile.json_schema):
             kwargs["response_format"] = {"type": "json_object"}

@@ -10,8 +10,10 @@ from typing import Any, ClassVar
 
 from structio._util.data import jsonable
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
+from structio.adapters.constrain import choice, set_constrain, with_schema
 from structio.adapters.fields import text_outputs
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
+from structio.exceptions import ConfigurationError
 from structio.parsing.locate import (
     Found,
     bare_json_value,
@@ -48,8 +50,14 @@ class JSONAdapter(Adapter):
 
     route: ClassVar[str] = "json"
 
+    constrain_default: ClassVar[bool] = True
+
     def __init__(
-        self, *, native_tools: bool | None = None, native_reasoning: bool | None = None
+        self,
+        *,
+        native_tools: bool | None = None,
+        native_reasoning: bool | None = None,
+        constrain: bool | None = None,
     ) -> None:
         """Create a JSONAdapter.
 
@@ -58,14 +66,24 @@ class JSONAdapter(Adapter):
                 ``None`` (default) is native when the model supports function calling.
             native_reasoning: How a `Reasoning` output is filled (see `ChatAdapter`):
                 ``None`` (default) is native when the model returns its reasoning.
+            constrain: Whether decoding is held to the outputs' JSON schema: ``True``
+                always (a `ConfigurationError` where the model takes no schema),
+                ``False`` never (JSON object mode where the model has it), ``None``
+                (default): on a local server as `constrain_default` says, on a hosted
+                model whenever its profile takes schemas.
         """
         set_native_options(self, native_tools, native_reasoning)
+        set_constrain(self, constrain)
 
     @hook
     def request_params(
         self, signature: type[Signature], params: Mapping[str, Any], lm: ModelCapabilities
     ) -> dict[str, Any]:
         """Add a ``response_format`` the model supports, unless the caller chose one.
+
+        On a local server (``lm.profile.server``): the outputs' plain JSON schema in the
+        server's own form when the adapter constrains (``constrain``), else JSON object
+        mode (`structio.adapters.constrain.with_schema`). On a hosted model:
 
         What the model's `ModelProfile` (``lm.profile``) says it takes: a ``json_schema``
         built from the output fields, in the profile's schema dialect
@@ -80,10 +98,27 @@ class JSONAdapter(Adapter):
         kwargs = dict(params)
         if "response_format" in kwargs:
             return kwargs
+        local = with_schema(
+            self,
+            signature,
+            kwargs,
+            lm,
+            dialect_output_schema(signature, "json-schema") if lm.profile.server else None,
+            _schema_name(signature),
+        )
+        if local is not None:
+            return local
         profile = lm.profile
         dialect = profile.schema_dialect
         schema: dict[str, Any] | None = None
-        if profile.json_schema and dialect is not None:
+        wanted = choice(self)
+        if wanted and not profile.json_schema:
+            raise ConfigurationError(
+                f"{type(self).__name__}(constrain=True): {getattr(lm, 'model', 'the model')} "
+                "takes no JSON schema (its profile says so; profile={'json_schema': True} "
+                "if it does)"
+            )
+        if profile.json_schema and dialect is not None and wanted is not False:
             schema = dialect_output_schema(signature, dialect)
         if schema is not None and dialect is not None:
             kwargs["response_format"] = {

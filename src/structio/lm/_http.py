@@ -133,6 +133,14 @@ DIRECT_PROVIDERS: dict[str, Provider] = {
         ("LM_STUDIO_API_BASE",),
         needs_key=False,
     ),
+    # Ollama's OpenAI-compatible API, where a JSON schema constrains the answer; an
+    # address given as litellm writes it (its root, no /v1) is completed (`endpoint`).
+    "ollama": Provider(
+        "http://localhost:11434/v1", ("OLLAMA_API_KEY",), ("OLLAMA_API_BASE",), needs_key=False
+    ),
+    "ollama_chat": Provider(
+        "http://localhost:11434/v1", ("OLLAMA_API_KEY",), ("OLLAMA_API_BASE",), needs_key=False
+    ),
 }
 
 # Settings of the LM itself (read by `LM`), never sent: the OpenAI client's own max_retries
@@ -164,7 +172,7 @@ def serves(model: str, client: Mapping[str, Any]) -> bool:
     Yes for the providers of `DIRECT_PROVIDERS` (``openai/...``, ``azure/...``,
     ``groq/...``...) and bare OpenAI model names (``"gpt-4o-mini"``), unless a litellm-only
     option is set; every other provider (``anthropic/...``, ``bedrock/...``,
-    ``vertex_ai/...``, ``ollama_chat/...``) is litellm's.
+    ``vertex_ai/...``) is litellm's.
     """
     return not LITELLM_ONLY.intersection(client) and _openai_compatible(model)
 
@@ -379,6 +387,8 @@ def endpoint(model: str, client: Mapping[str, Any]) -> Endpoint:
     base, custom_base = api_address(
         model, client, provider_name, provider.base_env, provider.base_url
     )
+    if provider_name.startswith("ollama") and not base.endswith("/v1"):
+        base += "/v1"  # litellm's spelling of Ollama's address is its root
     key = api_key(
         model,
         client,

@@ -382,6 +382,7 @@ def completion_args(
     # What the direct transports read, never a keyword of litellm's (it would reach the
     # provider as a request field): prompt caching is placed by the direct transports.
     args.pop("prompt_cache", None)
+    args.pop("server", None)
     litellm = get_litellm()
     if getattr(litellm, "num_retries", None):
         args["num_retries"] = 0

@@ -64,6 +64,9 @@ CLIENT_SETTINGS = (
             # Whether the provider is asked to cache the stable prefix of prompts (Anthropic's
             # cache_control breakpoints, on by default; OpenAI's prompt_cache_key, when True).
             "prompt_cache",
+            # The local server the model runs on (`structio.lm.servers`): what it takes to
+            # constrain decoding.
+            "server",
             # litellm's per-provider settings (AWS, Vertex AI)
             "aws_access_key_id",
             "aws_region_name",

@@ -36,6 +36,7 @@ from structio.lm.client import ClientSettings, split_settings
 from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
+from structio.lm.servers import refused_structure, served_by, server_for
 from structio.lm.types import LMResponse, StreamItem
 
 if TYPE_CHECKING:
@@ -122,7 +123,10 @@ class LM(BaseLM):
 
     Any litellm model string works: ``"openai/gpt-4o-mini"``, ``"anthropic/claude-..."``,
     ``"ollama_chat/llama3.2"``, or ``"openai/<name>"`` with ``api_base=`` for any
-    OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio, TGI...).
+    OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio, TGI...). A local server
+    named by the prefix (``hosted_vllm/``, ``ollama/``, ``lm_studio/``) or by ``server=``
+    (``"vllm"``, ``"sglang"``, ``"llamacpp"``, ``"ollama"``, ``"lmstudio"``) is asked for
+    decoding constrained to the signature in its own words (`structio.lm.servers`).
 
     Two transports carry the requests (see `transport`): **direct**, one pooled httpx
     client speaking the OpenAI chat API, for ``openai/...``, ``azure/...``, ``groq/...``,
@@ -130,13 +134,11 @@ class LM(BaseLM):
     ``xai/...``, ``hosted_vllm/...``, ``lm_studio/...`` and bare OpenAI names
     (``"gpt-4o-mini"``); and **litellm** for every other provider (``anthropic/...``,
     ``bedrock/...``, ``vertex_ai/...``...), imported only when that path is used. Both give
-    the same responses, errors, cache, history, usage and cost (priced from litellm's model
-    map, read without importing litellm).
+    the same responses, errors, cache, history, usage and cost (from litellm's map).
 
     Requests that fail with a rate limit, a timeout, a connection error, a 5xx or a
     response with no choices are retried up to ``num_retries`` times with exponential
-    backoff (honouring ``Retry-After``); a 400 or an authentication error is never retried.
-    litellm's own retries and cache are turned off: structio owns both.
+    backoff (honouring ``Retry-After``); a 400 or an authentication error never is.
 
     A failure is raised as structio's `LMError` whose message never repeats a credential:
     the values of the secret settings (``api_key``, auth headers...) of the LM and of the
@@ -229,6 +231,7 @@ class LM(BaseLM):
         # DSPy's choice of API (model_type), never a request field (OpenAI answers 400 to
         # one): it is the client setting api.
         _choose_api(model, kwargs)
+        server_for(model, kwargs.get("server"))  # an unknown server= refused now
         for setting in ("api_base", "base_url"):
             # Refused now: without a scheme, every request fails the same way, retried.
             check_api_base(kwargs.get(setting), setting)
@@ -376,6 +379,7 @@ class LM(BaseLM):
             # Read from litellm's map without importing litellm; every OpenAI-compatible
             # server takes {"type": "json_object"} and reports usage in streams.
             base = direct_profile(self.model)
+        base = served_by(base, server_for(self.model, self.client.get("server")))
         return apply_override(base, self.__dict__.get("_profile_override"))
 
     @property
@@ -749,6 +753,7 @@ class LM(BaseLM):
         )
         if error is None:
             raise exc
+        error = refused_structure(error, params)  # asked again, it would fail again
         if not isinstance(error, _RETRYABLE) or attempt > retries:
             # What a traceback prints of the cause is redacted too (see redact_chain).
             redact_chain(exc, secrets)

@@ -106,6 +106,11 @@ class ModelProfile:
         cache_write_cost: USD per prompt token written to the provider's prompt cache, if
             known (Anthropic: 1.25 times ``input_cost`` for its 5-minute cache; else such
             tokens are priced at ``input_cost``).
+        server: The local server that serves the model (``"vllm"``, ``"sglang"``,
+            ``"llamacpp"``, ``"ollama"``, ``"lmstudio"``: `structio.lm.servers.SERVERS`),
+            whose parameters constrain decoding to a grammar or schema compiled from the
+            signature; ``None`` for a hosted model. Set from the model's prefix or
+            ``LM(..., server=)``.
 
     Raises:
         ConfigurationError: A field has a value of the wrong kind (a flag that is not a
@@ -126,6 +131,7 @@ class ModelProfile:
     output_cost: float | None = None
     cached_input_cost: float | None = None
     cache_write_cost: float | None = None
+    server: str | None = None
 
     def __post_init__(self) -> None:
         for name in _FLAGS:
@@ -152,6 +158,10 @@ class ModelProfile:
                     f"ModelProfile.{name} must be a non-negative number of USD per token, or "
                     f"None when unknown, not {value!r}"
                 )
+        if self.server is not None:
+            from structio.lm.servers import check_server
+
+            check_server(self.server)
         dialect = self.schema_dialect
         if dialect is not None and dialect not in SCHEMA_DIALECTS:
             raise ConfigurationError(

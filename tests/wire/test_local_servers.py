@@ -1,0 +1,149 @@
+"""Local servers over the wire: each is sent the structured-output parameter it takes.
+
+A loopback server stands in for each local server (vLLM, SGLang, llama.cpp and
+llama-cpp-python, Ollama, LM Studio): the tests read the request bodies structio sent, and
+answer as llama-cpp-python 0.2.62 answers a form it does not take (its message recorded
+from the real server: an HTTP 500 naming ``response_format``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pydantic
+import pytest
+
+import structio as sio
+from structio.exceptions import ServerError, StructuredOutputRefusedError
+from tests.wire.server import OpenAIServer, Reply
+
+# What llama-cpp-python 0.2.62's server answered (HTTP 500) to a {"type": "json_schema"}
+# response format, recorded from the real server (../shared/realmodel/), paths shortened.
+LLAMA_CPP_PYTHON_REFUSAL = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", "
+    "line 337, in create_chat_completion\n    POST /v1/chat/completions"
+)
+# ...and to a grammar it could not parse.
+LLAMA_CPP_GRAMMAR_REFUSAL = "from_string: error parsing grammar file: parsed_grammar.rules is empty"
+
+
+class Company(pydantic.BaseModel):
+    name: str
+    city: str
+
+
+class Extract(sio.Signature):
+    """Extract the company."""
+
+    text: str = sio.InputField()
+    company: Company = sio.OutputField()
+    label: Literal["a", "b"] = sio.OutputField()
+
+
+ANSWER = '{"company": {"name": "Acme", "city": "Oslo"}, "label": "a"}'
+
+
+def _lm(srv: OpenAIServer, model: str = "openai/qwen", **kwargs: Any) -> sio.LM:
+    return sio.LM(model, api_base=srv.base_url, api_key="k", cache=False, backoff=0.001, **kwargs)
+
+
+@pytest.mark.parametrize("adapter", [sio.JSONAdapter(), sio.CompactAdapter()])
+def test_llamacpp_gets_the_schema_beside_json_object_mode(
+    server: OpenAIServer, adapter: sio.Adapter
+) -> None:
+    server.reply(Reply(ANSWER))
+    pred = sio.Predict(Extract, lm=_lm(server, server="llamacpp"), adapter=adapter)(text="t")
+    assert pred.company == Company(name="Acme", city="Oslo")
+    sent = server.requests[-1].body["response_format"]
+    assert sent["type"] == "json_object"
+    assert sent["schema"]["required"] == ["company", "label"]
+    assert sent["schema"]["properties"]["label"]["enum"] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("model", "server_name"),
+    [
+        ("hosted_vllm/qwen", None),
+        ("openai/qwen", "vllm"),
+        ("openai/qwen", "sglang"),
+        ("ollama/qwen", None),
+        ("lm_studio/qwen", None),
+    ],
+)
+def test_openai_form_servers_get_a_json_schema_response_format_the_sdk_accepts(
+    server: OpenAIServer, model: str, server_name: str | None
+) -> None:
+    from openai.types.shared_params import ResponseFormatJSONSchema
+
+    server.reply(Reply(ANSWER))
+    settings = {"server": server_name} if server_name else {}
+    lm = _lm(server, model, **settings)
+    pred = sio.Predict(Extract, lm=lm, adapter=sio.JSONAdapter())(text="t")
+    assert pred.label == "a"
+    sent = server.requests[-1].body["response_format"]
+    pydantic.TypeAdapter(ResponseFormatJSONSchema).validate_python(sent, strict=True)
+    assert sent["json_schema"]["strict"] is False
+    assert sent["json_schema"]["schema"]["properties"]["label"]["enum"] == ["a", "b"]
+    assert "server" not in server.requests[-1].body
+
+
+def test_unconstrained_json_is_json_object_mode_where_the_server_has_it(
+    server: OpenAIServer,
+) -> None:
+    server.reply(Reply(ANSWER), Reply(ANSWER))
+    adapter = sio.JSONAdapter(constrain=False)
+    sio.Predict(Extract, lm=_lm(server, server="llamacpp"), adapter=adapter)(text="t")
+    assert server.requests[-1].body["response_format"] == {"type": "json_object"}
+    sio.Predict(Extract, lm=_lm(server, "lm_studio/qwen"), adapter=adapter)(text="t")
+    assert "response_format" not in server.requests[-1].body
+
+
+def test_a_response_format_the_caller_set_is_kept(server: OpenAIServer) -> None:
+    server.reply(Reply(ANSWER))
+    own = {"type": "json_object"}
+    predict = sio.Predict(Extract, lm=_lm(server, server="llamacpp"), adapter=sio.JSONAdapter())
+    predict(text="t", params={"response_format": own})
+    assert server.requests[-1].body["response_format"] == own
+
+
+@pytest.mark.parametrize("message", [LLAMA_CPP_PYTHON_REFUSAL, LLAMA_CPP_GRAMMAR_REFUSAL])
+def test_a_refused_structured_output_form_is_not_retried(
+    server: OpenAIServer, message: str
+) -> None:
+    server.default = Reply(status=500, error_message=message)
+    lm = _lm(server, "hosted_vllm/qwen", num_retries=3)
+    params = (
+        {"grammar": 'root ::= "a"'}
+        if "grammar" in message
+        else {"response_format": {"type": "json_schema"}}
+    )
+    with pytest.raises(StructuredOutputRefusedError) as caught:
+        lm([{"role": "user", "content": "hi"}], **params)
+    assert len(server.requests) == 1
+    assert caught.value.status_code == 500
+    assert "server=" in str(caught.value)
+    assert "constrain=False" in str(caught.value)
+    assert isinstance(caught.value, ValueError)  # a BadRequestError, as users catch it
+
+
+def test_a_server_error_that_names_no_structure_parameter_is_retried(
+    server: OpenAIServer,
+) -> None:
+    server.default = Reply(status=500, error_message="out of memory")
+    lm = _lm(server, server="llamacpp", num_retries=2)
+    with pytest.raises(ServerError) as caught:
+        lm([{"role": "user", "content": "hi"}], response_format={"type": "json_object"})
+    assert not isinstance(caught.value, StructuredOutputRefusedError)
+    assert len(server.requests) == 3
+
+
+def test_ollama_takes_litellms_spelling_of_its_address(server: OpenAIServer) -> None:
+    root = server.base_url.removesuffix("/v1")
+    server.reply(Reply("hi"))
+    lm = sio.LM("ollama_chat/llama3.2", api_base=root, cache=False)
+    assert lm.resolved_transport == "direct"
+    assert lm([{"role": "user", "content": "hi"}]).text == "hi"
+    assert server.requests[-1].path == "/v1/chat/completions"
+    assert server.requests[-1].body["model"] == "llama3.2"
