@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from structio._util.data import jsonable
 from structio.exceptions import ParseError, ToolCallError
+from structio.lm.servers import GRAMMAR_KEYS
 from structio.reasoning import Reasoning
 from structio.signatures.signature import Signature
 from structio.typemodel.dialects import plain_schema, wire_schema
@@ -148,6 +149,8 @@ class Native:
         """``params`` with the native tools and reasoning effort added.
 
         The call's own ``tools`` and the call's or the model's ``reasoning_effort`` win.
+        When tools are sent, a local server's grammar of the text answer is not: it would
+        forbid the calls.
         """
         out = dict(params)
         if self.native_calls and self.tools is not None:
@@ -156,6 +159,9 @@ class Native:
             tools = [t if isinstance(t, Tool) else Tool(t) for t in inputs.get(self.tools) or ()]
             if tools:
                 out.setdefault("tools", [tool_entry(tool, self.dialect) for tool in tools])
+                # A grammar of the text answer would forbid the tool calls themselves.
+                for key in GRAMMAR_KEYS:
+                    out.pop(key, None)
             else:  # no tools this time: the model can only answer in text
                 out.pop("tool_choice", None)
                 out.pop("parallel_tool_calls", None)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from structio.lm.profile import ModelProfile
 
 __all__ = [
+    "GRAMMAR_KEYS",
     "SERVERS",
     "STRUCTURE_KEYS",
     "LocalServer",
@@ -186,6 +187,9 @@ def served_by(profile: ModelProfile, server: LocalServer | None) -> ModelProfile
         logprobs=server.name in ("vllm", "sglang"),
     )
 
+
+#: The request parameters that hold a local server's answer to a grammar.
+GRAMMAR_KEYS = ("grammar", "structured_outputs", "ebnf", "guided_grammar")
 
 # The request parameters that ask a server for structured output.
 STRUCTURE_KEYS = (
