@@ -43,6 +43,7 @@ from structio.adapters.native import (
 from structio.adapters.plan import Plan, demo_key, history_key, plain_user_content, renamed
 from structio.adapters.saving import adapter_class, saved_name
 from structio.exceptions import ConfigurationError, FormatError, ParseError
+from structio.grammar import Grammar
 from structio.parsing.clean import clean
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
@@ -451,9 +452,13 @@ class Adapter(abc.ABC):
     def fallback_adapter(self) -> Adapter | None:
         """The adapter to try when a completion in this format cannot be read, if any.
 
-        The call layer first reads the same completion with it (no new request), then, if
-        that fails too, makes one more request with it.
+        The call layer rereads the same completion with it, then makes one more request.
         """
+        return None
+
+    @hook
+    def grammar(self, signature: type[Signature], *, think: bool = False) -> Grammar | None:
+        """A `Grammar` of exactly the text this format asks for, or ``None`` (not known)."""
         return None
 
     # -- pieces subclasses may override -----------------------------------------------------
@@ -701,11 +706,7 @@ class Adapter(abc.ABC):
         _INSTANCE_PLANS.pop(self, None)
 
     def __getstate__(self) -> dict[str, Any]:
-        """The attributes to pickle: the options, not the key of this process's plans.
-
-        The key names a per-process marker when an option cannot be hashed; it is computed
-        again on the first call where the adapter is unpickled.
-        """
+        """The attributes to pickle: the options, not this process's plan key (made anew)."""
         state = dict(self.__dict__)
         state.pop(_PLAN_KEY, None)
         return state
