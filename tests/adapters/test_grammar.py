@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import structio as sio
 from structio.adapters.base import Adapter
 from structio.grammar import Grammar
+from tests.adapters.test_native import Ask
 from tests.grammar.llg import SYNTAXES, accepts
 
 TEXT_ADAPTERS = (sio.ChatAdapter, sio.XMLAdapter)
@@ -228,3 +229,20 @@ def test_the_gbnf_uses_only_llama_cpps_april_2024_syntax() -> None:
         assert text.startswith("root ::= ")
         body = re.sub(r'"(\\.|[^"\\])*"|\[(\\.|[^\]\\])*\]', "", text)  # literals, classes
         assert not re.search(r"[^\w\s\-:=|()*+?]", body), body  # no {m,n}, no other syntax
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_native_tool_calls_are_left_out_as_the_text_leaves_them_out(syntax: str) -> None:
+    adapter = sio.ChatAdapter()
+    native = adapter.native(Ask, sio.FakeLM([], profile={"tools": True}))
+    assert native is not None
+    assert native.native_calls
+    grammar = _grammar(adapter, native.wire)
+    assert accepts(
+        grammar, adapter.format_assistant_message_content(native.wire, {"answer": "Hi"}), syntax
+    )
+    in_text = adapter.format_assistant_message_content(
+        Ask, {"calls": sio.ToolCalls(tool_calls=[]), "answer": "Hi"}
+    )
+    assert not accepts(grammar, in_text, syntax)
+    assert accepts(_grammar(adapter, Ask), in_text, syntax)
