@@ -246,3 +246,14 @@ def test_native_tool_calls_are_left_out_as_the_text_leaves_them_out(syntax: str)
     )
     assert not accepts(grammar, in_text, syntax)
     assert accepts(_grammar(adapter, Ask), in_text, syntax)
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("note", ["", " \n ", "text"])
+def test_a_blank_last_text_that_stripping_removed_is_accepted(note: str, syntax: str) -> None:
+    adapter = sio.ChatAdapter()
+    text = _written(adapter, Structured, {**STRUCTURED, "note": note})
+    assert text.endswith("[[ ## note ## ]]\n\n[[ ## completed ## ]]\n") == (note != "text")
+    assert accepts(_grammar(adapter, Structured), text, syntax)
+    blank_bool = _written(adapter, Scalars, SCALARS).replace("\nFalse\n", "\n")
+    assert not accepts(_grammar(adapter, Scalars), blank_bool, syntax)

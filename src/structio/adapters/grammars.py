@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from structio.adapters.fields import text_outputs
 from structio.grammar import Grammar
 from structio.grammar.ir import Node, Ref, Repeat, Rules, alt, chars, opt, seq
 from structio.grammar.json import RuleSet, object_of
@@ -48,8 +49,9 @@ def cached_grammar(
 def chat_rules(signature: type[Signature], schema: Mapping[str, Any]) -> Rules:
     """``[[ ## name ## ]]`` sections in order, blank lines between, then the completed marker.
 
-    Each value with the text that follows it up to the next marker is one named rule: a
-    lexer then reads a free text and its end as one lexeme, which ends at the first marker.
+    Each value, with the newline before it and the next marker after it, is one named rule:
+    a lexer then reads a free text and its end as one lexeme, which ends at the first marker.
+    The adapter strips the whole text, so a blank last value leaves its marker's newline out.
     """
     rules = RuleSet()
     defs = schema.get("$defs", {})
@@ -57,14 +59,14 @@ def chat_rules(signature: type[Signature], schema: Mapping[str, Any]) -> Rules:
     names = list(signature.output_fields)
     items: list[Node] = []
     for index, name in enumerate(names):
-        after = (
-            f"\n\n[[ ## {names[index + 1]} ## ]]\n"
-            if index + 1 < len(names)
-            else f"\n\n{COMPLETED}\n"
-        )
-        value = text_value(schema["properties"][name], rules, defs, Ref("text"))
-        items.append(rules.put(f"field-{index}", seq(value, after)))
-    head = f"[[ ## {names[0]} ## ]]\n" if names else f"\n\n{COMPLETED}\n"
+        value = seq("\n", text_value(schema["properties"][name], rules, defs, Ref("text")))
+        if index + 1 < len(names):
+            field = seq(value, f"\n\n[[ ## {names[index + 1]} ## ]]")
+        else:
+            blank = text_outputs(signature)[name]  # free text may be blank: then stripped
+            field = seq(opt(value) if blank else value, f"\n\n{COMPLETED}\n")
+        items.append(rules.put(f"field-{index}", field))
+    head = f"[[ ## {names[0]} ## ]]" if names else f"\n\n{COMPLETED}\n"
     return Rules(seq(head, *items), tuple(rules.rules.items()))
 
 

@@ -8,9 +8,10 @@ values as the text formats write them (`structio.grammar.values`), spelled by
 
 Example:
     >>> import structio as sio
-    >>> grammar = sio.ChatAdapter().grammar(sio.Signature.parse("q -> ok: bool"))
+    >>> grammar = sio.ChatAdapter().grammar(sio.Signature("q -> ok: bool"))
     >>> print(grammar.gbnf(), end="")
-    root ::= "[[ ## ok ## ]]\\n" ("True" | "False") "\\n\\n[[ ## completed ## ]]\\n"
+    root ::= "[[ ## ok ## ]]" field-0
+    field-0 ::= "\n" ("True" | "False") "\n\n[[ ## completed ## ]]\n"
 """
 
 from __future__ import annotations
