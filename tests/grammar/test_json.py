@@ -129,3 +129,14 @@ def test_strings_with_any_characters_when_escaped(text: str, ascii_only: bool) -
         {"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"]}
     )
     assert accepts(grammar, json.dumps({"s": text}, ensure_ascii=ascii_only))
+
+
+class Größe(pydantic.BaseModel):
+    wert: int
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_definition_names_become_ascii_rule_names(syntax: str) -> None:
+    grammar = _grammar(fields_schema({"g": Größe}))
+    assert "def-gr--e ::=" in grammar.gbnf()
+    assert accepts(grammar, '{"g": {"wert": 1}}', syntax)

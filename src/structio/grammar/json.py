@@ -117,7 +117,8 @@ def schema_node(schema: Any, rules: RuleSet, defs: Mapping[str, Any]) -> Node:
     if "$ref" in schema:
         name = str(schema["$ref"]).rsplit("/", 1)[-1]
         target = defs.get(name, True)
-        slug = "".join(c if c.isalnum() else "-" for c in name).lower()
+        # Rule names: ASCII letters, digits and "-" (all llama.cpp's GBNF reads in a name).
+        slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in name).lower()
         return rules.add(f"def-{slug}", lambda: schema_node(target, rules, defs))
     if "const" in schema:
         return seq(_literal(schema["const"]))
