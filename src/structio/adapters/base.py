@@ -4,11 +4,9 @@ An adapter is a pure wire format: it turns a signature, demos and inputs into ch
 (`format`, `render`), and a completion back into typed values (`parse`). It never calls a
 model: `structio.call` does that, through an adapter.
 
-Subclassing: override the methods marked with `hook` (listed in `Adapter.hooks()`), with or
-without calling ``super()``. Everything an adapter derives from a signature (the system
-message, the reminder, rendered demos) is computed once per signature *and per adapter
-options* (the instance's attributes), so two instances with different options never share
-a prompt.
+Subclassing: override the methods marked with `hook` (`Adapter.hooks()`), with or without
+``super()``. What an adapter derives from a signature (system message, reminder, demos,
+grammar) is computed once per signature *and per adapter options* (its attributes).
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ from structio.adapters.native import (
 from structio.adapters.plan import Plan, demo_key, history_key, plain_user_content, renamed
 from structio.adapters.saving import adapter_class, saved_name
 from structio.exceptions import ConfigurationError, FormatError, ParseError
+from structio.grammar import Grammar
 from structio.parsing.clean import clean
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
@@ -103,9 +102,8 @@ class Adapter(abc.ABC):
 
     Attributes:
         route: The name of the wire format, as a prediction's ``route`` reports it.
-        constrain_default: Whether the adapter constrains a local server's decoding when
-            its ``constrain`` option is ``None`` (`structio.adapters.constrain`): per
-            adapter, the better of the two on a real small model.
+        constrain_default: Whether a local server's decoding is constrained when the
+            ``constrain`` option is ``None`` (`structio.adapters.constrain`).
     """
 
     route: ClassVar[str] = "chat"
@@ -455,9 +453,13 @@ class Adapter(abc.ABC):
     def fallback_adapter(self) -> Adapter | None:
         """The adapter to try when a completion in this format cannot be read, if any.
 
-        The call layer first reads the same completion with it (no new request), then, if
-        that fails too, makes one more request with it.
+        The call layer rereads the same completion with it, then makes one more request.
         """
+        return None
+
+    @hook
+    def grammar(self, signature: type[Signature], *, think: bool = False) -> Grammar | None:
+        """A `Grammar` of exactly the text this format asks for, or ``None`` (not known)."""
         return None
 
     # -- pieces subclasses may override -----------------------------------------------------
@@ -705,11 +707,7 @@ class Adapter(abc.ABC):
         _INSTANCE_PLANS.pop(self, None)
 
     def __getstate__(self) -> dict[str, Any]:
-        """The attributes to pickle: the options, not the key of this process's plans.
-
-        The key names a per-process marker when an option cannot be hashed; it is computed
-        again on the first call where the adapter is unpickled.
-        """
+        """The attributes to pickle: the options, not this process's plan key (made anew)."""
         state = dict(self.__dict__)
         state.pop(_PLAN_KEY, None)
         return state

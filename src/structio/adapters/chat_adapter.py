@@ -9,8 +9,10 @@ from typing import Any, ClassVar, Literal
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import set_constrain, with_grammar
 from structio.adapters.fields import text_outputs
+from structio.adapters.grammars import cached_grammar, chat_rules
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
-from structio.adapters.json_adapter import JSONAdapter
+from structio.adapters.json_adapter import JSONAdapter, output_schema
+from structio.grammar import Grammar
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import SectionStreamReader, StreamReader
 from structio.rendering.text import format_value
@@ -148,6 +150,16 @@ class ChatAdapter(Adapter):
                 continue
             sections.append(f"[[ ## {name} ## ]]\n{text}")
         return "\n\n".join(sections).strip() + _COMPLETED_TAIL
+
+    @hook
+    def grammar(self, signature: type[Signature], *, think: bool = False) -> Grammar | None:
+        """The sections in order, each value as its type is written, then the completed marker.
+
+        A ``str`` value may hold any text but a line starting with ``[[ ## ``.
+        """
+        return cached_grammar(
+            self, signature, think, lambda sig: chat_rules(sig, output_schema(sig))
+        )
 
     @hook
     def stream_reader(

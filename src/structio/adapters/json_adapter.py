@@ -12,8 +12,10 @@ from structio._util.data import jsonable
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import choice, set_constrain, with_schema
 from structio.adapters.fields import text_outputs
+from structio.adapters.grammars import cached_grammar, json_rules
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.exceptions import ConfigurationError
+from structio.grammar import Grammar
 from structio.parsing.locate import (
     Found,
     bare_json_value,
@@ -179,6 +181,17 @@ class JSONAdapter(Adapter):
             elif missing_field_message is not None:
                 data[name] = missing_field_message
         return json.dumps(data, indent=2, ensure_ascii=False)
+
+    @hook
+    def grammar(self, signature: type[Signature], *, think: bool = False) -> Grammar | None:
+        """The outputs' JSON object, as their JSON schema describes it.
+
+        Servers that take the schema itself get it from `request_params`; this is for those
+        that take only grammars.
+        """
+        return cached_grammar(
+            self, signature, think, lambda sig: json_rules(sig, output_schema(sig))
+        )
 
     @hook
     def stream_reader(

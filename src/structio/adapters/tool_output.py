@@ -13,6 +13,7 @@ from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.adapters.json_adapter import JSONAdapter, dialect_output_schema
 from structio.adapters.native import Native, tool_calls_output, tools_input
 from structio.exceptions import ConfigurationError
+from structio.grammar import Grammar
 from structio.parsing.stream import StreamReader
 from structio.signatures.signature import Signature
 from structio.typemodel.dialects import DIALECTS, plain_schema, wire_schema
@@ -92,6 +93,11 @@ class ToolOutputAdapter(JSONAdapter):
         set_native_options(self, None, native_reasoning)
 
     # -- the request ------------------------------------------------------------------------
+
+    @hook
+    def grammar(self, signature: type[Signature], *, think: bool = False) -> Grammar | None:
+        """``None``: the answer is a tool call's arguments, which no text grammar shapes."""
+        return None
 
     @hook
     def request_params(

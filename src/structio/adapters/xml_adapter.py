@@ -14,7 +14,10 @@ from structio._util.data import jsonable
 from structio.adapters.base import STRUCTURE_SENTENCE
 from structio.adapters.chat_adapter import ChatAdapter
 from structio.adapters.fields import text_outputs
+from structio.adapters.grammars import cached_grammar, xml_rules
 from structio.adapters.hooks import hook
+from structio.adapters.json_adapter import output_schema
+from structio.grammar import Grammar
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import StreamReader
 from structio.parsing.xml import (
@@ -151,6 +154,13 @@ class XMLAdapter(ChatAdapter):
             elif missing_field_message is not None:
                 blocks.append(f"<{name}>\n{missing_field_message}\n</{name}>")
         return "\n\n".join(blocks).strip()
+
+    @hook
+    def grammar(self, signature: type[Signature], *, think: bool = False) -> Grammar | None:
+        """The elements in order, text escaped as written; nested values as nested elements."""
+        return cached_grammar(
+            self, signature, think, lambda sig: xml_rules(sig, output_schema(sig), _nested)
+        )
 
     # -- reading ----------------------------------------------------------------------------
 
