@@ -85,8 +85,6 @@ def test_json_on_a_local_server_sends_the_schema_in_its_form() -> None:
             "required": ["label"],
         },
     }
-    assert sio.JSONAdapter(constrain=False).request_params(Label, {}, LLAMACPP) == {
-        "response_format": {"type": "json_object"}
-    }
+    assert sio.JSONAdapter(constrain=False).request_params(Label, {}, LLAMACPP) == {}
     own = {"grammar": 'root ::= "{}"'}
     assert sio.JSONAdapter().request_params(Label, own, LLAMACPP) == own

@@ -89,13 +89,13 @@ def test_openai_form_servers_get_a_json_schema_response_format_the_sdk_accepts(
     assert "server" not in server.requests[-1].body
 
 
-def test_unconstrained_json_is_json_object_mode_where_the_server_has_it(
-    server: OpenAIServer,
-) -> None:
+def test_unconstrained_json_asks_for_nothing(server: OpenAIServer) -> None:
+    # Not even JSON object mode: a generic JSON grammar costs a local server CPU and
+    # changed no answer of the real model.
     server.reply(Reply(ANSWER), Reply(ANSWER))
     adapter = sio.JSONAdapter(constrain=False)
     sio.Predict(Extract, lm=_lm(server, server="llamacpp"), adapter=adapter)(text="t")
-    assert server.requests[-1].body["response_format"] == {"type": "json_object"}
+    assert "response_format" not in server.requests[-1].body
     sio.Predict(Extract, lm=_lm(server, "lm_studio/qwen"), adapter=adapter)(text="t")
     assert "response_format" not in server.requests[-1].body
 
@@ -147,3 +147,58 @@ def test_ollama_takes_litellms_spelling_of_its_address(server: OpenAIServer) -> 
     assert lm([{"role": "user", "content": "hi"}]).text == "hi"
     assert server.requests[-1].path == "/v1/chat/completions"
     assert server.requests[-1].body["model"] == "llama3.2"
+
+
+CHAT_ANSWER = (
+    '[[ ## company ## ]]\n{"name": "Acme", "city": "Oslo"}\n\n[[ ## label ## ]]\na\n\n'
+    "[[ ## completed ## ]]"
+)
+
+
+@pytest.mark.parametrize(
+    ("settings", "where"),
+    [
+        ({"server": "llamacpp"}, ("grammar",)),
+        ({"server": "sglang"}, ("ebnf",)),
+        ({"server": "vllm"}, ("structured_outputs", "grammar")),
+    ],
+)
+@pytest.mark.parametrize("adapter", [sio.ChatAdapter(constrain=True), sio.XMLAdapter(constrain=True)])
+def test_text_adapters_send_the_grammar_of_their_text_where_the_server_reads_it(
+    server: OpenAIServer, settings: dict[str, str], where: tuple[str, ...], adapter: sio.Adapter
+) -> None:
+    lm = _lm(server, **settings)
+    text = CHAT_ANSWER
+    if isinstance(adapter, sio.XMLAdapter):
+        text = "<company><name>Acme</name><city>Oslo</city></company>\n<label>a</label>"
+    server.reply(Reply(text))
+    pred = sio.Predict(Extract, lm=lm, adapter=adapter)(text="t")
+    assert pred.label == "a"
+    sent: Any = server.requests[-1].body
+    for key in where:
+        sent = sent[key]
+    assert sent == adapter.grammar(Extract).gbnf()
+    assert sent.startswith("root ::= ")
+
+
+def test_native_tool_calls_are_not_held_to_the_grammar_of_the_text(server: OpenAIServer) -> None:
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return city
+
+    class Act(sio.Signature):
+        """Act."""
+
+        question: str = sio.InputField()
+        tools: list[sio.Tool] = sio.InputField()
+        calls: sio.ToolCalls = sio.OutputField()
+        answer: str = sio.OutputField()
+
+    lm = _lm(server, server="llamacpp", profile={"tools": True})
+    server.reply(Reply("[[ ## answer ## ]]\nok\n\n[[ ## completed ## ]]"))
+    sio.Predict(Act, lm=lm, adapter=sio.ChatAdapter(constrain=True))(
+        question="q", tools=[sio.Tool(lookup)]
+    )
+    body = server.requests[-1].body
+    assert body["tools"][0]["function"]["name"] == "lookup"
+    assert "grammar" not in body
