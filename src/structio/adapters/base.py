@@ -44,6 +44,7 @@ from structio.adapters.plan import Plan, demo_key, history_key, plain_user_conte
 from structio.adapters.saving import adapter_class, saved_name
 from structio.exceptions import ConfigurationError, FormatError, ParseError
 from structio.parsing.clean import clean
+from structio.parsing.found import PromptText, set_aside
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
 from structio.parsing.stream import StreamReader
@@ -339,11 +340,18 @@ class Adapter(abc.ABC):
 
         Drafts, a fence around everything and echoed inputs are set aside, then `locate`
         finds the outputs: what `parse`, `read` and the stream readers read values from.
+        The prompt's own text copied into a value is taken out (`prompt_texts`).
         """
         text = clean(completion)
-        if inputs:
-            text = self._cleaned(signature, text, inputs)
-        return self.locate(signature, text)
+        if inputs and (echoes := input_texts(inputs)):
+            text = without_echoes(text, echoes, signature.output_fields)
+        found = self.locate(signature, text)
+        return found if found is None else set_aside(found, self.prompt_texts(signature))
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """What this format's prompt writes in each output's place (none by default)."""
+        return {}
 
     @hook
     def stream_reader(
@@ -356,12 +364,6 @@ class Adapter(abc.ABC):
         `StreamReader` subclass of its own.
         """
         return StreamReader(signature, partial(self.find, signature, inputs=inputs))
-
-    @staticmethod
-    def _cleaned(signature: type[Signature], text: str, inputs: Mapping[str, Any]) -> str:
-        """The cleaned text without echoes of the inputs (see `parse`)."""
-        echoes = input_texts(inputs)
-        return without_echoes(text, echoes, signature.output_fields) if echoes else text
 
     @hook
     @abc.abstractmethod

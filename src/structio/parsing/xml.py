@@ -461,6 +461,8 @@ def node_value(node: Node, shape: Shape) -> Any:
                 return text  # validating the whole value reports it
             # One element holding one item's text (`<tags>home</tags>`): a list of it.
             return [_read_leaf(shape.item(), text)]
+    if shape.optional and text.strip() in _SKELETON_TEXTS:
+        return None  # the prompt's `...` kept in a leaf that admits None: no value given
     return _read_leaf(shape, text)
 
 
