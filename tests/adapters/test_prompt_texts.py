@@ -123,6 +123,20 @@ def test_the_real_xml_answer_with_the_structures_dots_in_an_optional_leaf() -> N
     assert sio.XMLAdapter().parse(Record, text) == {"patient": Patient(name="Bo", age=None)}
 
 
+def test_dots_the_adapter_wrote_as_a_value_read_back_as_the_value() -> None:
+    class Noted(pydantic.BaseModel):
+        name: str
+        note: str | None = None
+
+    class Sig(sio.Signature):
+        noted: Noted = sio.OutputField()
+
+    values = {"noted": Noted(name="a", note="...")}
+    text = sio.XMLAdapter().format_assistant_message_content(Sig, values)
+    assert sio.XMLAdapter().parse(Sig, text) == values
+    assert sio.XMLAdapter().parse(Sig, text.replace("&#46;", ".")) == {"noted": Noted(name="a")}
+
+
 def test_dots_in_a_required_leaf_stay_an_error() -> None:
     class Strict(pydantic.BaseModel):
         name: str
