@@ -43,6 +43,7 @@ from structio.adapters.saving import adapter_class, saved_name
 from structio.exceptions import ConfigurationError, FormatError, ParseError
 from structio.grammar import Grammar
 from structio.parsing.clean import clean
+from structio.parsing.found import PromptText, set_aside
 from structio.parsing.locate import Found, without_echoes
 from structio.parsing.read import fill_omitted_outputs, read_outputs
 from structio.parsing.stream import StreamReader
@@ -339,13 +340,19 @@ class Adapter(abc.ABC):
     ) -> Found | None:
         """Where each output's text is in a completion (or the part of one received so far).
 
-        Drafts, a fence around everything and echoed inputs are set aside, then `locate`
-        finds the outputs: what `parse`, `read` and the stream readers read values from.
+        Drafts, a fence around everything, echoed inputs and the prompt's own text in a
+        value (`prompt_texts`) set aside, `locate` finds what `parse` and streams read.
         """
         text = clean(completion)
-        if inputs:
-            text = self._cleaned(signature, text, inputs)
-        return self.locate(signature, text)
+        if inputs and (echoes := input_texts(inputs)):
+            text = without_echoes(text, echoes, signature.output_fields)
+        found = self.locate(signature, text)
+        return found if found is None else set_aside(found, self.prompt_texts(signature))
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """What this format's prompt writes in each output's place (none by default)."""
+        return {}
 
     @hook
     def stream_reader(
@@ -358,12 +365,6 @@ class Adapter(abc.ABC):
         `StreamReader` subclass of its own.
         """
         return StreamReader(signature, partial(self.find, signature, inputs=inputs))
-
-    @staticmethod
-    def _cleaned(signature: type[Signature], text: str, inputs: Mapping[str, Any]) -> str:
-        """The cleaned text without echoes of the inputs (see `parse`)."""
-        echoes = input_texts(inputs)
-        return without_echoes(text, echoes, signature.output_fields) if echoes else text
 
     @hook
     @abc.abstractmethod
@@ -467,13 +468,12 @@ class Adapter(abc.ABC):
     @hook
     def format_system_message(self, signature: type[Signature]) -> str:
         """The system message: field descriptions, field structure and the task."""
-        return "\n".join(
-            [
-                self.format_field_description(signature),
-                self.format_field_structure(signature),
-                self.format_task_description(signature),
-            ]
+        parts = (
+            self.format_field_description,
+            self.format_field_structure,
+            self.format_task_description,
         )
+        return "\n".join(part(signature) for part in parts)
 
     @hook
     def format_field_description(self, signature: type[Signature]) -> str:

@@ -8,11 +8,12 @@ from typing import Any, ClassVar, Literal
 
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import set_constrain, with_grammar
-from structio.adapters.fields import text_outputs
+from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, chat_rules
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.adapters.json_adapter import JSONAdapter, output_schema
 from structio.grammar import Grammar
+from structio.parsing.found import PromptText
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import SectionStreamReader, StreamReader
 from structio.rendering.text import format_value
@@ -112,6 +113,11 @@ class ChatAdapter(Adapter):
             for name, f in signature.output_fields.items()
         )
         return "\n\n".join([STRUCTURE_SENTENCE, inputs, outputs, _COMPLETED])
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """Each output's ``{name}`` placeholder and type note, as the structure shows them."""
+        return placeholder_texts(signature)
 
     @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:

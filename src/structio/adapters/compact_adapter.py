@@ -10,9 +10,10 @@ from structio.adapters.constrain import choice
 from structio.adapters.fields import describe_fields
 from structio.adapters.hooks import ModelCapabilities, hook
 from structio.adapters.json_adapter import JSONAdapter
+from structio.parsing.found import PromptText
 from structio.signatures.history import History
 from structio.signatures.signature import Signature
-from structio.typemodel.compact import compact_fields
+from structio.typemodel.compact import compact_fields, compact_type
 
 __all__ = ["CompactAdapter"]
 
@@ -95,6 +96,23 @@ class CompactAdapter(JSONAdapter):
                 notation,
             ]
         )
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """Each output's type in the notation (``int | null``), which the prompt shows.
+
+        The notation writes no text after a value, so there is no hint to set aside.
+        """
+        cache = signature.__structio_cache__
+        texts: dict[str, PromptText] | None = cache.get(("compact", "prompt_texts"))
+        if texts is None:
+            texts = cache[("compact", "prompt_texts")] = {
+                name: PromptText(
+                    placeholders=frozenset((compact_type(f.annotation),)), optional=not f.required
+                )
+                for name, f in signature.output_fields.items()
+            }
+        return texts
 
     @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:

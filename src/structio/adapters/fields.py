@@ -1,4 +1,8 @@
-"""What the adapters say of a signature's fields: descriptions, and which take any text."""
+"""What the adapters say of a signature's fields.
+
+Their descriptions, which outputs take any text, and what a skeleton of ``{name}``
+placeholders writes in each output's place (`placeholder_texts`).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from structio.parsing.found import PromptText
 from structio.signatures.field import SignatureField
 from structio.signatures.signature import Signature
 from structio.typemodel.info import type_info
 
-__all__ = ["describe_fields", "field_names", "text_outputs"]
+__all__ = ["describe_fields", "field_names", "placeholder_texts", "text_outputs"]
 
 
 def describe_fields(fields: Mapping[str, SignatureField]) -> str:
@@ -71,4 +76,24 @@ def text_outputs(signature: type[Signature]) -> dict[str, bool]:
             name: type_info(f.annotation).accepts_any_text
             for name, f in signature.output_fields.items()
         }
+    return found
+
+
+def placeholder_texts(signature: type[Signature]) -> dict[str, PromptText]:
+    """The type note a prompt showing each output as `TypeInfo.placeholder` wrote.
+
+    ``{name}``, then its type note (``# note: the value you produce ...``), as the system
+    message of `ChatAdapter`, `JSONAdapter` and `XMLAdapter` shows an output (computed once
+    per signature). See `structio.parsing.found.set_aside`; the ``{name}`` placeholder itself
+    (with its note or without) every reader sets aside as no value already
+    (`structio.parsing.found.is_placeholder`).
+    """
+    cache = signature.__structio_cache__
+    found: dict[str, PromptText] | None = cache.get("placeholder_texts")
+    if found is None:
+        found = cache["placeholder_texts"] = {}
+        for name, f in signature.output_fields.items():
+            hint = type_info(f.annotation).placeholder(name)[len(name) + 2 :]
+            if hint:  # a `str` output's placeholder has no note after it
+                found[name] = PromptText(hint=hint)
     return found

@@ -11,11 +11,12 @@ from typing import Any, ClassVar
 from structio._util.data import jsonable
 from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import choice, set_constrain, with_schema
-from structio.adapters.fields import text_outputs
+from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, json_rules
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.exceptions import ConfigurationError
 from structio.grammar import Grammar
+from structio.parsing.found import PromptText
 from structio.parsing.locate import (
     Found,
     bare_json_value,
@@ -152,6 +153,11 @@ class JSONAdapter(Adapter):
                 json.dumps(skeleton, indent=2, ensure_ascii=False),
             ]
         )
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """Each output's ``{name}`` placeholder and type note, as the JSON skeleton shows them."""
+        return placeholder_texts(signature)
 
     @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:

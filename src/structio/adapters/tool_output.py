@@ -14,6 +14,7 @@ from structio.adapters.json_adapter import JSONAdapter, dialect_output_schema
 from structio.adapters.native import Native, tool_calls_output, tools_input
 from structio.exceptions import ConfigurationError
 from structio.grammar import Grammar
+from structio.parsing.found import PromptText
 from structio.parsing.stream import StreamReader
 from structio.signatures.signature import Signature
 from structio.typemodel.dialects import DIALECTS, plain_schema, wire_schema
@@ -185,6 +186,11 @@ class ToolOutputAdapter(JSONAdapter):
                 "JSON object with the output fields.",
             ]
         )
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """None: the prompt shows no value's place (the outputs are the tool's arguments)."""
+        return {}
 
     @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:

@@ -13,11 +13,12 @@ from typing import Any, ClassVar
 from structio._util.data import jsonable
 from structio.adapters.base import STRUCTURE_SENTENCE
 from structio.adapters.chat_adapter import ChatAdapter
-from structio.adapters.fields import text_outputs
+from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, xml_rules
 from structio.adapters.hooks import hook
 from structio.adapters.json_adapter import output_schema
 from structio.grammar import Grammar
+from structio.parsing.found import PromptText
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
 from structio.parsing.stream import StreamReader
 from structio.parsing.xml import (
@@ -90,6 +91,24 @@ class XMLAdapter(ChatAdapter):
             for name, f in signature.input_fields.items()
             if f.annotation is not History
         )
+
+    @hook
+    def prompt_texts(self, signature: type[Signature]) -> Mapping[str, PromptText]:
+        """The ``{name}`` placeholder and type note of each output not shown as elements.
+
+        A nested output's structure holds ``...`` in its leaves: `structio.parsing.xml`
+        reads that text in a leaf that admits ``None`` as no value.
+        """
+        cache = signature.__structio_cache__
+        texts: dict[str, PromptText] | None = cache.get(("xml", "prompt_texts"))
+        if texts is None:
+            outputs = signature.output_fields
+            texts = cache[("xml", "prompt_texts")] = {
+                name: text
+                for name, text in placeholder_texts(signature).items()
+                if not _nested(outputs[name].annotation)
+            }
+        return texts
 
     @hook
     def user_message_output_requirements(self, signature: type[Signature]) -> str:

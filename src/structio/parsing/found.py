@@ -1,18 +1,20 @@
 """What the readers of `parsing.locate` return, and the name rules they share.
 
 `Found` (where each output's text is), `norm` (a field name as drift-proof text), an
-output's ``{name}`` placeholder echoed as a value (`is_placeholder`) and the wording of an
-output written twice (`two_values`).
+output's ``{name}`` placeholder echoed as a value (`is_placeholder`), the prompt's own text
+copied into a value (`PromptText`, `set_aside`) and the wording of an output written twice
+(`two_values`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Found", "is_placeholder", "norm", "two_values"]
+__all__ = ["Found", "PromptText", "is_placeholder", "norm", "set_aside", "two_values"]
 
 _NORM = re.compile(r"[\s_\-]+")
 
@@ -81,3 +83,68 @@ def is_placeholder(value: str, name: str) -> bool:
         return False
     placeholder = _PLACEHOLDER.match(value.strip())
     return placeholder is not None and norm(placeholder.group(1)) == norm(name)
+
+
+@dataclass(frozen=True)
+class PromptText:
+    """What an adapter's prompt wrote in the place of one output's value.
+
+    Attributes:
+        hint: The text the prompt wrote after the value's placeholder (the type note,
+            ``# note: the value you produce ...``); ``""`` for none.
+        placeholders: The texts the prompt showed as the value itself, beyond the
+            ``{name}`` every reader sets aside already (`is_placeholder`).
+        optional: Whether the output may be left without a value (it admits ``None`` or
+            has a default).
+    """
+
+    hint: str = ""
+    placeholders: frozenset[str] = frozenset()
+    optional: bool = False
+    _words: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _first: str | None = field(init=False, repr=False, compare=False)
+    _kept: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        words = tuple(self.hint.split())
+        object.__setattr__(self, "_words", words)
+        # The hint's first word, searched for in a value: most values hold none of it.
+        object.__setattr__(self, "_first", words[0] if words else None)
+        # Only an optional output's placeholder means no value; a required one's is refused.
+        object.__setattr__(self, "_kept", self.optional and bool(self.placeholders))
+
+    def value_of(self, raw: str) -> Any:
+        """``raw`` without the prompt's own text (see `set_aside`), or ``raw`` itself."""
+        if self._kept and raw.strip() in self.placeholders:
+            return None  # the prompt's placeholder kept: no value, left to the default
+        words = self._words
+        if not words:
+            return raw
+        # The hint can only be the value's last words: one split from the right, O(n).
+        parts = raw.rsplit(maxsplit=len(words))
+        if len(parts) > len(words) and tuple(parts[1:]) == words:
+            return parts[0].rstrip()
+        return raw
+
+
+def set_aside(found: Found, texts: Mapping[str, PromptText]) -> Found:
+    """Take the prompt's own text out of the values ``found`` holds (in place).
+
+    The one rule for the prompt's text copied into an answer: a value followed by the hint
+    the prompt wrote after that output's placeholder, word for word (whitespace aside), is
+    the value before it; an optional output holding exactly a placeholder the prompt showed
+    for it has no value. Any other text is left as written (another output's hint, a hint
+    changed by one word, a required output's placeholder), for the usual rules to read.
+
+    Args:
+        found: Where a reader found the outputs.
+        texts: What the adapter's prompt wrote for each output (outputs it wrote nothing
+            for are absent).
+    """
+    values = found.texts
+    for name, text in texts.items():
+        raw = values.get(name)
+        # Most values hold neither the hint's first word nor can be the placeholder.
+        if type(raw) is str and (text._kept or (text._first or "\0") in raw):
+            values[name] = text.value_of(raw)
+    return found

@@ -461,6 +461,8 @@ def node_value(node: Node, shape: Shape) -> Any:
                 return text  # validating the whole value reports it
             # One element holding one item's text (`<tags>home</tags>`): a list of it.
             return [_read_leaf(shape.item(), text)]
+    if shape.optional and node.raw.strip() in _SKELETON_TEXTS:  # as written: `&#46;..` is text
+        return None  # the prompt's `...` kept in a leaf that admits None: no value given
     return _read_leaf(shape, text)
 
 
