@@ -104,8 +104,9 @@ def test_all_is_complete() -> None:
 
 
 def test_all_stays_small_and_moved_names_still_import() -> None:
-    # 58 before the last turn, 99 at its end; 73 with SaveError (every error class is here).
-    assert len(structio.__all__) <= 73
+    # 58 before the last turn, 99 at its end; 73 with SaveError, 74 with
+    # StructuredOutputRefusedError (every error class is here).
+    assert len(structio.__all__) <= 74
     for name, (module, attribute) in structio._MOVED.items():
         assert name not in structio.__all__
         home = __import__(module, fromlist=[attribute])

@@ -33,10 +33,16 @@ def test_the_server_comes_from_the_setting_or_the_prefix(
     assert (found.name if found else None) == expected
 
 
+def test_the_profile_knows_the_same_servers() -> None:
+    from structio.lm.profile import SERVER_NAMES
+
+    assert tuple(SERVERS) == SERVER_NAMES
+
+
 def test_an_unknown_server_is_refused_when_the_lm_is_made() -> None:
     with pytest.raises(ConfigurationError, match=r"'llama\.cpp'.*'llamacpp'"):
         sio.LM("openai/qwen", api_base="http://127.0.0.1:1/v1", server="llama.cpp")
-    with pytest.raises(ConfigurationError, match="server="):
+    with pytest.raises(ConfigurationError, match=r"ModelProfile\.server must be one of vllm"):
         ModelProfile(server="tgi")
 
 

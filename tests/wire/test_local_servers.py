@@ -163,7 +163,9 @@ CHAT_ANSWER = (
         ({"server": "vllm"}, ("structured_outputs", "grammar")),
     ],
 )
-@pytest.mark.parametrize("adapter", [sio.ChatAdapter(constrain=True), sio.XMLAdapter(constrain=True)])
+@pytest.mark.parametrize(
+    "adapter", [sio.ChatAdapter(constrain=True), sio.XMLAdapter(constrain=True)]
+)
 def test_text_adapters_send_the_grammar_of_their_text_where_the_server_reads_it(
     server: OpenAIServer, settings: dict[str, str], where: tuple[str, ...], adapter: sio.Adapter
 ) -> None:

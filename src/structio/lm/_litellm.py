@@ -378,11 +378,10 @@ def completion_args(
     # multiply requests. litellm's retries and cache are off unless configured globally,
     # and only then turned off per call: passing caching=False costs ~8% of a call.
     args["max_retries"] = 0
-    args.pop("num_retries", None)  # structio's own setting (read by LM), not litellm's
-    # What the direct transports read, never a keyword of litellm's (it would reach the
-    # provider as a request field): prompt caching is placed by the direct transports.
-    args.pop("prompt_cache", None)
-    args.pop("server", None)
+    # structio's own settings (read by LM and the direct transports), never litellm's
+    # keywords: they would reach the provider as request fields.
+    for setting in ("num_retries", "prompt_cache", "server"):
+        args.pop(setting, None)
     litellm = get_litellm()
     if getattr(litellm, "num_retries", None):
         args["num_retries"] = 0

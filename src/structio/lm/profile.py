@@ -28,6 +28,7 @@ from structio.lm.types import Usage
 
 __all__ = [
     "SCHEMA_DIALECTS",
+    "SERVER_NAMES",
     "TEXT_ONLY",
     "ModelProfile",
     "ProfileOverride",
@@ -35,6 +36,9 @@ __all__ = [
     "check_override",
     "profile_from_entry",
 ]
+
+#: The local servers a profile may name (`structio.lm.servers.SERVERS` describes each).
+SERVER_NAMES: tuple[str, ...] = ("vllm", "sglang", "llamacpp", "ollama", "lmstudio")
 
 SchemaDialect = Literal["openai-strict", "json-schema", "anthropic", "gemini"]
 #: The schema dialects a ``response_format`` of type ``json_schema`` may take (their rules:
@@ -158,10 +162,11 @@ class ModelProfile:
                     f"ModelProfile.{name} must be a non-negative number of USD per token, or "
                     f"None when unknown, not {value!r}"
                 )
-        if self.server is not None:
-            from structio.lm.servers import check_server
-
-            check_server(self.server)
+        if self.server is not None and self.server not in SERVER_NAMES:
+            raise ConfigurationError(
+                f"ModelProfile.server must be one of {', '.join(SERVER_NAMES)} or None, not "
+                f"{self.server!r}"
+            )
         dialect = self.schema_dialect
         if dialect is not None and dialect not in SCHEMA_DIALECTS:
             raise ConfigurationError(

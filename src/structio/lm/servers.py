@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from structio.exceptions import (
     BadRequestError,
@@ -30,9 +30,7 @@ from structio.exceptions import (
     ServerError,
     StructuredOutputRefusedError,
 )
-
-if TYPE_CHECKING:
-    from structio.lm.profile import ModelProfile
+from structio.lm.profile import ModelProfile
 
 __all__ = [
     "GRAMMAR_KEYS",
