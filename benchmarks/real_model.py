@@ -134,21 +134,29 @@ DATA: dict[str, list[tuple[dict[str, Any], Any]]] = {
 }
 
 
-def _norm(value: Any) -> Any:
+def _norm(value: Any, plural: bool) -> Any:
     if isinstance(value, pydantic.BaseModel):
         value = value.model_dump()
     if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
+        return {k: _norm(v, plural) for k, v in value.items()}
     if isinstance(value, list):
-        return sorted((_norm(v) for v in value), key=repr)
+        return sorted((_norm(v, plural) for v in value), key=repr)
     if isinstance(value, str):
-        return " ".join(value.split()).casefold()
+        words = value.casefold().split()
+        if plural:  # "3 apples": "apples" and "apple" name the same item
+            words = [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words]
+        return " ".join(words)
     return value
 
 
 def is_correct(signature: str, value: Any, gold: Any) -> bool:
-    """Whether a parsed value is the right answer (strings compared without case)."""
-    return bool(_norm(value) == _norm(gold))
+    """Whether a parsed value is the right answer.
+
+    Strings are compared without case or repeated spaces; an order's item names also
+    without a plural ``s`` (the model writes "apple" for "3 apples" as often as not).
+    """
+    plural = signature == "list"
+    return bool(_norm(value, plural) == _norm(gold, plural))
 
 
 # --- the proxy: requests counted, answers kept, the server's CPU read -----------------------
@@ -348,7 +356,8 @@ def dspy_cells(proxy: Proxy) -> list[Cell]:
 
             def ask(inputs: dict[str, Any]) -> Any:
                 with dspy.context(lm=lm, adapter=adapter()):
-                    return getattr(predict(**inputs), output)
+                    # pred.items would be the dict method of DSPy's Prediction
+                    return predict(**inputs)[output]
 
             return ask
 
