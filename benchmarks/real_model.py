@@ -9,7 +9,8 @@ objects. Every cell asks every input once, at temperature 0:
 - structio's ChatAdapter, JSONAdapter, XMLAdapter and CompactAdapter, each with decoding
   left free (``constrain=False``) and constrained (``constrain=True``: Chat and XML by the
   GBNF grammar structio compiles from the signature, JSON and Compact by the outputs' JSON
-  schema, which the server turns into its own grammar);
+  schema, which the server turns into its own grammar); ToolOutputAdapter once (``tool``:
+  the server holds a forced tool call's arguments to the tool's schema in any case);
 - DSPy 3.4.1's ChatAdapter and JSONAdapter (when DSPy is installed), on the same server.
 
 Each request goes through a small proxy in this process that forwards it to the server,
@@ -329,6 +330,15 @@ def structio_cells(proxy: Proxy) -> list[Cell]:
                 return lambda inputs: getattr(predict(**inputs), output)
 
             cells.append(Cell(name, "structio", make))
+
+    def tool(sig: str) -> Callable[[dict[str, Any]], Any]:
+        # A forced tool call: llama-cpp-python holds its arguments to the tool's schema
+        # whatever is asked, so this adapter has no unconstrained cell.
+        predict = sio.Predict(signatures[sig], lm=model(), adapter=sio.ToolOutputAdapter())
+        output = next(iter(signatures[sig].output_fields))
+        return lambda inputs: getattr(predict(**inputs), output)
+
+    cells.append(Cell("tool", "structio", tool))
     return cells
 
 

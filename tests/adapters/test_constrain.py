@@ -76,7 +76,7 @@ def test_json_on_a_hosted_model_keeps_its_rules_and_obeys_the_option() -> None:
 
 
 def test_json_on_a_local_server_sends_the_schema_in_its_form() -> None:
-    sent = sio.JSONAdapter().request_params(Label, {}, LLAMACPP)["response_format"]
+    sent = sio.JSONAdapter(constrain=True).request_params(Label, {}, LLAMACPP)["response_format"]
     assert sent == {
         "type": "json_object",
         "schema": {
@@ -87,4 +87,16 @@ def test_json_on_a_local_server_sends_the_schema_in_its_form() -> None:
     }
     assert sio.JSONAdapter(constrain=False).request_params(Label, {}, LLAMACPP) == {}
     own = {"grammar": 'root ::= "{}"'}
-    assert sio.JSONAdapter().request_params(Label, own, LLAMACPP) == own
+    assert sio.JSONAdapter(constrain=True).request_params(Label, own, LLAMACPP) == own
+
+
+@pytest.mark.parametrize(
+    "cls", [sio.ChatAdapter, sio.JSONAdapter, sio.XMLAdapter, sio.CompactAdapter]
+)
+def test_the_default_follows_the_class_and_the_option_overrides_it(
+    cls: type[sio.Adapter],
+) -> None:
+    constrained = bool(cls().request_params(Label, {}, LLAMACPP))
+    assert constrained is cls.constrain_default
+    assert bool(cls(constrain=True).request_params(Label, {}, LLAMACPP))  # type: ignore[call-arg]
+    assert not cls(constrain=False).request_params(Label, {}, LLAMACPP)  # type: ignore[call-arg]

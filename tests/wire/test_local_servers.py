@@ -49,7 +49,9 @@ def _lm(srv: OpenAIServer, model: str = "openai/qwen", **kwargs: Any) -> sio.LM:
     return sio.LM(model, api_base=srv.base_url, api_key="k", cache=False, backoff=0.001, **kwargs)
 
 
-@pytest.mark.parametrize("adapter", [sio.JSONAdapter(), sio.CompactAdapter()])
+@pytest.mark.parametrize(
+    "adapter", [sio.JSONAdapter(constrain=True), sio.CompactAdapter(constrain=True)]
+)
 def test_llamacpp_gets_the_schema_beside_json_object_mode(
     server: OpenAIServer, adapter: sio.Adapter
 ) -> None:
@@ -80,7 +82,7 @@ def test_openai_form_servers_get_a_json_schema_response_format_the_sdk_accepts(
     server.reply(Reply(ANSWER))
     settings = {"server": server_name} if server_name else {}
     lm = _lm(server, model, **settings)
-    pred = sio.Predict(Extract, lm=lm, adapter=sio.JSONAdapter())(text="t")
+    pred = sio.Predict(Extract, lm=lm, adapter=sio.JSONAdapter(constrain=True))(text="t")
     assert pred.label == "a"
     sent = server.requests[-1].body["response_format"]
     pydantic.TypeAdapter(ResponseFormatJSONSchema).validate_python(sent, strict=True)
@@ -103,7 +105,8 @@ def test_unconstrained_json_asks_for_nothing(server: OpenAIServer) -> None:
 def test_a_response_format_the_caller_set_is_kept(server: OpenAIServer) -> None:
     server.reply(Reply(ANSWER))
     own = {"type": "json_object"}
-    predict = sio.Predict(Extract, lm=_lm(server, server="llamacpp"), adapter=sio.JSONAdapter())
+    adapter = sio.JSONAdapter(constrain=True)
+    predict = sio.Predict(Extract, lm=_lm(server, server="llamacpp"), adapter=adapter)
     predict(text="t", params={"response_format": own})
     assert server.requests[-1].body["response_format"] == own
 
