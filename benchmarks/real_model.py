@@ -451,6 +451,36 @@ def table(results: Path, compile_ms: dict[str, dict[str, tuple[float, float]]]) 
     return "\n".join(lines)
 
 
+def summary(results: Path) -> str:
+    """One row per cell: correct of 20 (refused) per signature, requests and CPU per answer."""
+    rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for line in results.read_text().splitlines():
+        record = json.loads(line)
+        rows.setdefault(record["cell"], {}).setdefault(record["signature"], []).append(record)
+    signatures = ("label", "list", "extraction")
+    lines = [
+        "| cell | "
+        + " | ".join(f"{s}: correct (refused)" for s in signatures)
+        + " | requests/answer | server CPU/answer, s (label / list / extraction) |",
+        "|---|" + "---|" * (len(signatures) + 2),
+    ]
+    for cell, by_signature in rows.items():
+        cells, cpu, requests, answers = [], [], 0, 0
+        for sig in signatures:
+            records = by_signature.get(sig, [])
+            correct = sum(r["outcome"] == "correct" for r in records)
+            refused = sum(r["outcome"] == "refused" for r in records)
+            cells.append(f"{correct}/{len(records)} ({refused})" if records else "-")
+            cpu.append(
+                f"{statistics.median(r['server_cpu'] for r in records):.1f}" if records else "-"
+            )
+            requests += sum(r["requests"] for r in records)
+            answers += len(records)
+        per_answer = requests / max(answers, 1)
+        lines.append(f"| {cell} | {' | '.join(cells)} | {per_answer:.2f} | {' / '.join(cpu)} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", default="http://127.0.0.1:8765/v1")
@@ -485,6 +515,8 @@ def main() -> None:
                     compiled_path.write_text(json.dumps(compile_ms))
     if results.exists():
         print(table(results, compile_ms))
+        print()
+        print(summary(results))
 
 
 if __name__ == "__main__":
