@@ -104,7 +104,7 @@ class Adapter(abc.ABC):
     Attributes:
         route: The name of the wire format, as a prediction's ``route`` reports it.
         constrain_default: Whether a local server's decoding is constrained when the
-            ``constrain`` option is ``None`` (`structio.adapters.constrain`).
+            ``constrain`` option is ``None``: False for every built-in adapter, measured.
     """
 
     route: ClassVar[str] = "chat"

@@ -67,8 +67,9 @@ class ChatAdapter(Adapter):
                 server="llamacpp" | "vllm" | "sglang")``) is asked to hold the answer to
                 the grammar of this format, compiled from the signature (`grammar`):
                 ``True`` always (a `ConfigurationError` where the server cannot),
-                ``False`` never, ``None`` (default) as `constrain_default` says. Hosted
-                models are never sent a grammar.
+                ``False`` never, ``None`` (default) as `constrain_default` says (not
+                constrained: on a real small model free decoding was as right, and
+                cheaper; README "Local models"). Hosted models are never sent a grammar.
         """
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")

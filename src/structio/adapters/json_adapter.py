@@ -53,8 +53,6 @@ class JSONAdapter(Adapter):
 
     route: ClassVar[str] = "json"
 
-    constrain_default: ClassVar[bool] = True
-
     def __init__(
         self,
         *,
@@ -72,8 +70,9 @@ class JSONAdapter(Adapter):
             constrain: Whether decoding is held to the outputs' JSON schema: ``True``
                 always (a `ConfigurationError` where the model takes no schema),
                 ``False`` never (JSON object mode where the model has it), ``None``
-                (default): on a local server as `constrain_default` says, on a hosted
-                model whenever its profile takes schemas.
+                (default): on a local server as `constrain_default` says (not
+                constrained: measured better on a real small model), on a hosted model
+                whenever its profile takes schemas.
         """
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
