@@ -381,11 +381,21 @@ CELLS: dict[str, Cell] = {}
 # --- running and the table -------------------------------------------------------------------
 
 
-def run_cell(cell: Cell, sig: str, proxy: Proxy, results: Path, limit: int, done: set[str]) -> None:
+def finished(results: Path) -> set[str]:
+    """The answers already in the results file (another run may be adding to it)."""
+    done = set()
+    if results.exists():
+        for line in results.read_text().splitlines():
+            r = json.loads(line)
+            done.add(f"{r['cell']}|{r['signature']}|{r['index']}")
+    return done
+
+
+def run_cell(cell: Cell, sig: str, proxy: Proxy, results: Path, limit: int, start: int = 0) -> None:
     ask = cell.make(sig)
     for index, (inputs, gold) in enumerate(DATA[sig][:limit]):
         tag = f"{cell.name}|{sig}|{index}"
-        if tag in done:
+        if index < start or tag in finished(results):
             continue
         requests, cpu, fresh = proxy.requests, proxy.cpu, proxy.fresh
         started = time.monotonic()
@@ -417,7 +427,6 @@ def run_cell(cell: Cell, sig: str, proxy: Proxy, results: Path, limit: int, done
         }
         with results.open("a") as out:
             out.write(json.dumps(record) + "\n")
-        done.add(tag)
         print(
             f"{tag:28s} {outcome:8s} req={record['requests']} cpu={record['server_cpu']:.1f}s "
             f"{shown[:90]}",
@@ -488,6 +497,7 @@ def main() -> None:
     parser.add_argument("--cells", default="")
     parser.add_argument("--signatures", default="label,list,extraction")
     parser.add_argument("--limit", type=int, default=20)
+    parser.add_argument("--start", type=int, default=0, help="skip the inputs before this one")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()
     STATE.mkdir(parents=True, exist_ok=True)
@@ -500,14 +510,9 @@ def main() -> None:
         for cell in structio_cells(proxy) + dspy_cells(proxy):
             CELLS[cell.name] = cell
         chosen = [c for c in args.cells.split(",") if c] or list(CELLS)
-        done = set()
-        if results.exists():
-            for line in results.read_text().splitlines():
-                r = json.loads(line)
-                done.add(f"{r['cell']}|{r['signature']}|{r['index']}")
         for sig in args.signatures.split(","):
             for name in chosen:
-                run_cell(CELLS[name], sig, proxy, results, args.limit, done)
+                run_cell(CELLS[name], sig, proxy, results, args.limit, args.start)
                 if CELLS[name].compile_ms:
                     compile_ms.setdefault(name, {}).update(
                         {s: list(v) for s, v in CELLS[name].compile_ms.items()}
