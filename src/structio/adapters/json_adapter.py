@@ -84,8 +84,8 @@ class JSONAdapter(Adapter):
         """Add a ``response_format`` the model supports, unless the caller chose one.
 
         On a local server (``lm.profile.server``): the outputs' plain JSON schema in the
-        server's own form when the adapter constrains (``constrain``), else JSON object
-        mode (`structio.adapters.constrain.with_schema`). On a hosted model:
+        server's own form when the adapter constrains (``constrain``), else nothing
+        (`structio.adapters.constrain.with_schema`). On a hosted model:
 
         What the model's `ModelProfile` (``lm.profile``) says it takes: a ``json_schema``
         built from the output fields, in the profile's schema dialect
