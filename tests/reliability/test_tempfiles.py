@@ -104,8 +104,16 @@ class Writer:
     """A writer process, blocked in the middle of its write once `ready` returns."""
 
     def __init__(self, script: str, *args: str) -> None:
+        # The tests are about a process whose signals have their default handlers; one
+        # started under nohup (or a CI runner that ignores SIGHUP) inherits SIG_IGN, and a
+        # signal ignored is left ignored by structio, rightly.
+        defaults = (
+            "import signal\n"
+            "for s in (signal.SIGTERM, signal.SIGHUP):\n"
+            "    signal.signal(s, signal.SIG_DFL)\n"
+        )
         self.process = subprocess.Popen(
-            [sys.executable, "-c", script, *args],
+            [sys.executable, "-c", defaults + script, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
