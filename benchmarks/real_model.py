@@ -84,48 +84,36 @@ class Item(pydantic.BaseModel):
     quantity: int
 
 
-def structio_signatures() -> dict[str, type[sio.Signature]]:
-    class Sentiment(sio.Signature):
+def signatures(lib: Any) -> dict[str, Any]:
+    """The three signatures in ``lib``'s spelling: structio's and DSPy's are the same words."""
+
+    class Sentiment(lib.Signature):  # type: ignore[misc,name-defined]
         """Classify the sentiment of a product review."""
 
-        review: str = sio.InputField()
-        sentiment: Literal["positive", "negative"] = sio.OutputField()
+        review: str = lib.InputField()
+        sentiment: Literal["positive", "negative"] = lib.OutputField()
 
-    class ExtractContact(sio.Signature):
+    class ExtractContact(lib.Signature):  # type: ignore[misc,name-defined]
         """Extract the contact details from the text. Leave age empty when it is not stated."""
 
-        text: str = sio.InputField()
-        contact: Contact = sio.OutputField()
+        text: str = lib.InputField()
+        contact: Contact = lib.OutputField()
 
-    class OrderItems(sio.Signature):
+    class OrderItems(lib.Signature):  # type: ignore[misc,name-defined]
         """List the items of the order with their quantities, in the order given."""
 
-        order: str = sio.InputField()
-        items: list[Item] = sio.OutputField()
+        order: str = lib.InputField()
+        items: list[Item] = lib.OutputField()
 
     return {"label": Sentiment, "extraction": ExtractContact, "list": OrderItems}
+
+
+def structio_signatures() -> dict[str, type[sio.Signature]]:
+    return signatures(sio)
 
 
 def dspy_signatures(dspy: Any) -> dict[str, Any]:
-    class Sentiment(dspy.Signature):
-        """Classify the sentiment of a product review."""
-
-        review: str = dspy.InputField()
-        sentiment: Literal["positive", "negative"] = dspy.OutputField()
-
-    class ExtractContact(dspy.Signature):
-        """Extract the contact details from the text. Leave age empty when it is not stated."""
-
-        text: str = dspy.InputField()
-        contact: Contact = dspy.OutputField()
-
-    class OrderItems(dspy.Signature):
-        """List the items of the order with their quantities, in the order given."""
-
-        order: str = dspy.InputField()
-        items: list[Item] = dspy.OutputField()
-
-    return {"label": Sentiment, "extraction": ExtractContact, "list": OrderItems}
+    return signatures(dspy)
 
 
 DATA: dict[str, list[tuple[dict[str, Any], Any]]] = {
