@@ -50,7 +50,15 @@ from structio.functions import AssistantMessage, SystemMessage, UserMessage, cha
 from structio.lm import LM, BaseLM, Usage, inspect_history, track_usage
 from structio.media import Audio, File, Image
 from structio.observe import Callback
-from structio.parsing.stream import FieldDelta, FieldValue, Reread, StreamEvent
+from structio.parsing.stream import (
+    Failed,
+    FieldDelta,
+    FieldItem,
+    FieldValue,
+    ReasoningDelta,
+    Reread,
+    StreamEvent,
+)
 from structio.predict import ChainOfThought, Predict, Prediction, PredictionMeta
 from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
@@ -145,8 +153,10 @@ __all__ = [
     "ContextWindowExceededError",
     "DataError",
     "Example",
+    "Failed",
     "FakeLM",
     "FieldDelta",
+    "FieldItem",
     "FieldValue",
     "File",
     "FormatError",
@@ -170,6 +180,7 @@ __all__ = [
     "Prompt",
     "RateLimitError",
     "Reasoning",
+    "ReasoningDelta",
     "Reread",
     "Retry",
     "SaveError",

@@ -48,6 +48,22 @@ def check(events: list[sio.StreamEvent], values: dict[str, Any], sig: type[sio.S
             assert text == values[name]
         else:
             assert text == "", f"{name} is not a str output and gets no deltas"
+    for name, value in values.items():
+        items = [e for e in tail if isinstance(e, sio.FieldItem) and e.field == name]
+        assert [e.index for e in items] == list(range(len(items)))
+        if isinstance(value, list) and name in given_names(sig):
+            assert [e.value for e in items] == value, f"{name}: every item, in order"
+        else:
+            assert items == []
+        if items:  # every item before the list's value
+            assert tail.index(items[-1]) < tail.index(sio.FieldValue(name, value))
     # Before the last Reread, too, no value is given twice.
     head = [e.field for e in events[: max(last, 0)] if isinstance(e, sio.FieldValue)]
     assert len(head) == len(set(head))
+
+
+def given_names(sig: type[sio.Signature]) -> set[str]:
+    """The outputs whose values are lists: those that come item by item."""
+    from structio.typemodel.info import list_item_type
+
+    return {n for n, f in sig.output_fields.items() if list_item_type(f.annotation) is not None}

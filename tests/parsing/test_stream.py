@@ -201,7 +201,10 @@ def test_a_draft_is_never_streamed() -> None:
         assert reading == {"reasoning": "it is 4", "answer": 4, "tags": []}
         assert not any(isinstance(e, sio.Reread) for e in events)
         assert sio.FieldValue("answer", 4) in during
-        assert all("maybe" not in getattr(e, "delta", "") for e in events)
+        fields = [e.delta for e in events if isinstance(e, sio.FieldDelta)]
+        assert all("maybe" not in delta for delta in fields)
+        drafted = "".join(e.delta for e in events if isinstance(e, sio.ReasoningDelta))
+        assert drafted == "[[ ## reasoning ## ]]\nmaybe 5\n[[ ## answer ## ]]\n5\n"
         check(events, reading, QA)
 
 
@@ -231,8 +234,14 @@ def test_json_members_come_as_each_closes() -> None:
     ]
     # A number has nothing to close it until the comma: 4 may become 42.
     assert reader.feed("2") == []
-    assert reader.feed(', "tags": ["a",') == [sio.FieldValue("answer", 42)]
-    assert reader.feed(' "b"]}\n```') == [sio.FieldValue("tags", ["a", "b"])]
+    assert reader.feed(', "tags": ["a",') == [
+        sio.FieldValue("answer", 42),
+        sio.FieldItem("tags", 0, "a"),
+    ]
+    assert reader.feed(' "b"]}\n```') == [
+        sio.FieldItem("tags", 1, "b"),
+        sio.FieldValue("tags", ["a", "b"]),
+    ]
 
 
 @pytest.mark.parametrize("at", range(1, 40))
@@ -262,6 +271,7 @@ def test_a_custom_adapter_without_a_reader_gives_everything_at_the_end() -> None
         sio.FieldDelta("reasoning", "Two and two.\nMakes four [really]."),
         sio.FieldValue("reasoning", "Two and two.\nMakes four [really]."),
         sio.FieldValue("answer", 4),
+        sio.FieldItem("tags", 0, "x"),
         sio.FieldValue("tags", ["x"]),
     ]
 

@@ -20,10 +20,9 @@ from structio.adapters.json_adapter import output_schema
 from structio.grammar import Grammar
 from structio.parsing.found import PromptText
 from structio.parsing.locate import Found, bare_value, find_json, find_labels, find_sections
-from structio.parsing.stream import StreamReader
+from structio.parsing.stream import StreamReader, XMLStreamReader
 from structio.parsing.xml import (
     Shape,
-    XMLStreamReader,
     find_xml,
     is_tag_name,
     quote_attribute,

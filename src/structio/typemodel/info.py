@@ -34,6 +34,7 @@ __all__ = [
     "constraint_problem",
     "core_type",
     "declared_type",
+    "list_item_type",
     "type_info",
     "union_args",
 ]
@@ -249,6 +250,15 @@ def core_type(annotation: Any) -> Any:
     if len(args) == 1:
         return core_type(args[0])
     return annotation
+
+
+def list_item_type(annotation: Any) -> Any | None:
+    """The item type of a list output (``list[T]``, ``Iterable[T]``, either optional), or None."""
+    core = core_type(declared_type(annotation))
+    if typing.get_origin(core) is not list:
+        return None
+    args = typing.get_args(core)
+    return args[0] if args else Any
 
 
 def union_args(annotation: Any) -> tuple[Any, ...]:
