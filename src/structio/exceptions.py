@@ -20,6 +20,7 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     ├── Retry                       (ValueError)  raised by an output validator: ask again
     ├── DataError                   (ValueError)  examples or a finetune file have problems
     ├── BatchError                                some items of a batch failed (all results kept)
+    ├── RereadError                 (RuntimeError) Stream.items gave an item a reread then changed
     ├── SaveError                   (OSError)     a file structio writes for you cannot be written
     └── LMError                                   the model provider failed the request
         ├── AuthenticationError     (PermissionError) missing or rejected API key
@@ -51,6 +52,7 @@ __all__ = [
     "MediaError",
     "ParseError",
     "RateLimitError",
+    "RereadError",
     "Retry",
     "SaveError",
     "ServerError",
@@ -338,6 +340,24 @@ class BatchError(StructioError):
             f"{len(self.errors)} of {len(self.results)} batch items failed; the first, item "
             f"{first_index}: {type(first).__name__}: {first}. All results are in .results"
         )
+
+
+class RereadError(StructioError, RuntimeError):
+    """Raised by `Stream.items` when items it gave were voided and the new reading differs.
+
+    A stream's items are final unless a `Reread` voids them (the answer was read again or
+    asked again). `Stream.items` passes over the items the new reading gives again, equal,
+    but cannot take back one that it gave and that the new reading changed or dropped.
+
+    Attributes:
+        field: The list output.
+        index: The position of the first item that differs.
+    """
+
+    def __init__(self, message: str, *, field: str, index: int) -> None:
+        super().__init__(message)
+        self.field = field
+        self.index = index
 
 
 class SaveError(StructioError, OSError):

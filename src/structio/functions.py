@@ -50,7 +50,7 @@ from structio.rendering.text import prompt_text
 from structio.settings import check_adapter, check_lm, resolve_adapter, resolve_lm
 from structio.signatures.field import InputField, OutputField
 from structio.signatures.signature import Signature, make_signature
-from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream
+from structio.streams import AsyncStream, AsyncTextStream, Stream, TextStream, list_outputs
 
 __all__ = [
     "AssistantMessage",
@@ -314,7 +314,7 @@ class _BasePromptFunction(Generic[R]):
             finally:
                 source.close()
 
-        return Stream(items(), tuple(self._outputs()))
+        return Stream(items(), tuple(self._outputs()), list_outputs(self._signature))
 
     def _atyped_stream(self, source: AsyncGenerator[calling.StreamOut, None]) -> AsyncStream[R]:
         async def items() -> AsyncIterator[StreamEvent | R]:
@@ -324,7 +324,7 @@ class _BasePromptFunction(Generic[R]):
             finally:
                 await source.aclose()
 
-        return AsyncStream(items(), tuple(self._outputs()))
+        return AsyncStream(items(), tuple(self._outputs()), list_outputs(self._signature))
 
     def _typed(self, plan: _Plan) -> tuple[Any, ...]:
         """The signature, demos, inputs and parameters of a typed return's call."""

@@ -21,7 +21,7 @@ from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import ConfigurationError
 from structio.lm.base import BaseLM, current_origin
 from structio.lm.profile import TEXT_ONLY, ProfileOverride, apply_override, check_override
-from structio.lm.types import Completion, LMResponse, StreamItem
+from structio.lm.types import Completion, LMResponse, StreamItem, response_pieces
 from structio.signatures.field import OutputField
 from structio.signatures.signature import Signature, make_signature
 
@@ -198,13 +198,15 @@ class FakeLM(BaseLM):
         self, messages: list[dict[str, Any]], params: dict[str, Any]
     ) -> Iterator[StreamItem]:
         response = self._complete(messages, params)
-        for number, piece in enumerate(self._pieces(response.text)):
-            if number and self.chunk_delay:
-                import time
+        texts = 0
+        for item in response_pieces(response, self._pieces(response.text)):
+            if isinstance(item, str):
+                texts += 1
+                if texts > 1 and self.chunk_delay:
+                    import time
 
-                time.sleep(self.chunk_delay)
-            yield piece
-        yield response
+                    time.sleep(self.chunk_delay)
+            yield item
 
     async def _astream(
         self, messages: list[dict[str, Any]], params: dict[str, Any]
@@ -212,11 +214,13 @@ class FakeLM(BaseLM):
         import asyncio
 
         response = self._complete(messages, params)
-        for number, piece in enumerate(self._pieces(response.text)):
-            if number and self.chunk_delay:
-                await asyncio.sleep(self.chunk_delay)
-            yield piece
-        yield response
+        texts = 0
+        for item in response_pieces(response, self._pieces(response.text)):
+            if isinstance(item, str):
+                texts += 1
+                if texts > 1 and self.chunk_delay:
+                    await asyncio.sleep(self.chunk_delay)
+            yield item
 
     def _pieces(self, text: str) -> list[str]:
         size = self.chunk_size

@@ -605,14 +605,18 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
             piece = (text or "")[start : start + size]
             chunks.append(chunk(index, {"content": piece}, token=start // size))
         for position, call in enumerate(reply.tool_calls or ()):
+            # As OpenAI streams a call: its id and name first, then its arguments in pieces.
             function = call["function"]
             arguments = function["arguments"]
-            half = len(arguments) // 2
             first = {"index": position, "id": call["id"], "type": "function"}
-            first["function"] = {"name": function["name"], "arguments": arguments[:half]}
+            first["function"] = {"name": function["name"], "arguments": arguments[:size]}
             chunks.append(chunk(index, {"tool_calls": [first]}))
-            rest = {"index": position, "function": {"arguments": arguments[half:]}}
-            chunks.append(chunk(index, {"tool_calls": [rest]}))
+            for start in range(size, len(arguments), size):
+                rest = {
+                    "index": position,
+                    "function": {"arguments": arguments[start : start + size]},
+                }
+                chunks.append(chunk(index, {"tool_calls": [rest]}))
         chunks.append(chunk(index, {}, reply.finish_reason))
     if (body.get("stream_options") or {}).get("include_usage"):
         last = chunk(0, {})

@@ -6,16 +6,17 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
+from structio.adapters.base import STRUCTURE_SENTENCE
 from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
 from structio.adapters.json_adapter import JSONAdapter, dialect_output_schema
 from structio.adapters.native import Native, tool_calls_output, tools_input
 from structio.exceptions import ConfigurationError
 from structio.grammar import Grammar
 from structio.parsing.found import PromptText
-from structio.parsing.stream import StreamReader
+from structio.parsing.stream import ArgumentsStreamReader, StreamReader
 from structio.signatures.signature import Signature
 from structio.typemodel.dialects import DIALECTS, plain_schema, wire_schema
 
@@ -164,8 +165,10 @@ class ToolOutputAdapter(JSONAdapter):
     def stream_reader(
         self, signature: type[Signature], *, inputs: Mapping[str, Any] | None = None
     ) -> StreamReader:
-        """The base reader: every value at the end (the arguments are not streamed text)."""
-        return Adapter.stream_reader(self, signature, inputs=inputs)
+        """Reads the answer tool's arguments as they are streamed, as JSON members."""
+        return ArgumentsStreamReader(
+            signature, partial(self.find, signature, inputs=inputs), self.tool_name
+        )
 
     # -- the prompt -------------------------------------------------------------------------
 

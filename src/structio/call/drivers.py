@@ -16,9 +16,16 @@ from structio.call.options import CallOptions
 from structio.call.request import Builder, Request, begin
 from structio.call.result import CallResult
 from structio.lm.base import BaseLM, reset_origin, set_origin
-from structio.lm.types import AsyncLMStream, LMResponse, StreamItem
+from structio.lm.types import AsyncLMStream, LMResponse, ReasoningPiece, StreamItem, ToolCallPiece
 from structio.observe.dispatch import CallScope, call_started
-from structio.parsing.stream import FieldValue, Reread, StreamEvent, StreamReader
+from structio.parsing.stream import (
+    Failed,
+    FieldValue,
+    ReasoningDelta,
+    Reread,
+    StreamEvent,
+    StreamReader,
+)
 
 __all__ = ["StreamOut", "acall", "astream", "call", "stream"]
 
@@ -204,17 +211,20 @@ def _streamed(
 
 def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallResult]:
     reader: StreamReader | None = None
+    shown = False  # whether this attempt gave any event (a Restart must then void them)
+    said = False  # whether the stream gave any event (an error must then void them)
     try:
         step = next(flow)
         while True:
             if isinstance(step, Restart):
-                if reader is not None and reader.said:
+                if shown:
                     yield Reread(step.reason)
                 step = flow.send(None)
                 continue
             request = step.request
             reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
-            source = lm.stream(request.messages, **request.params)
+            shown = False
+            source = lm.stream(request.messages, pieces=True, **request.params)
             with source:
                 try:
                     item = _next(source, request)
@@ -222,11 +232,19 @@ def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallRe
                     step = flow.throw(exc)
                     continue
                 while not isinstance(item, LMResponse):
-                    yield from reader.feed(item)
+                    events = reader.feed(item) if type(item) is str else _piece(reader, item)
+                    if events:
+                        shown = said = True
+                        yield from events
                     item = _next(source, request)
             step = flow.send(item)
     except StopIteration as done:
         result: CallResult = done.value
+    except Exception as exc:
+        flow.close()
+        if said:
+            yield Failed(exc)  # what was shown is void: the stream raises, with no result
+        raise
     except BaseException:
         flow.close()
         raise
@@ -253,17 +271,19 @@ async def _astreamed(
 async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, None]:
     """The events of a streamed call, then its `CallResult` (an async generator returns none)."""
     reader: StreamReader | None = None
+    shown = said = False
     try:
         step = next(flow)
         while True:
             if isinstance(step, Restart):
-                if reader is not None and reader.said:
+                if shown:
                     yield Reread(step.reason)
                 step = flow.send(None)
                 continue
             request = step.request
             reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
-            source = lm.astream(request.messages, **request.params)
+            shown = False
+            source = lm.astream(request.messages, pieces=True, **request.params)
             async with source:
                 try:
                     item = await _anext(source, request)
@@ -271,12 +291,20 @@ async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, No
                     step = flow.throw(exc)
                     continue
                 while not isinstance(item, LMResponse):
-                    for event in reader.feed(item):
-                        yield event
+                    events = reader.feed(item) if type(item) is str else _piece(reader, item)
+                    if events:
+                        shown = said = True
+                        for event in events:
+                            yield event
                     item = await _anext(source, request)
             step = flow.send(item)
     except StopIteration as done:
         result: CallResult = done.value
+    except Exception as exc:
+        flow.close()
+        if said:
+            yield Failed(exc)
+        raise
     except BaseException:
         flow.close()
         raise
@@ -284,6 +312,15 @@ async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, No
     for event in [*reader.finish(result.outputs[0]), *_native_events(request, result)]:
         yield event
     yield result
+
+
+def _piece(reader: StreamReader, piece: StreamItem) -> list[StreamEvent]:
+    """The events of a reasoning or tool-call piece of the stream."""
+    if isinstance(piece, ReasoningPiece):
+        return [ReasoningDelta(piece.text)] if piece.text else []
+    if isinstance(piece, ToolCallPiece):
+        return reader.feed_call(piece.index, piece.name, piece.arguments)
+    return []
 
 
 def _native_events(request: Request, result: CallResult) -> list[StreamEvent]:

@@ -8,7 +8,15 @@ from structio.lm.cache import ResponseCache, default_cache
 from structio.lm.client import ClientSettings
 from structio.lm.lm import LM
 from structio.lm.profile import ModelProfile
-from structio.lm.types import AsyncLMStream, Completion, LMResponse, LMStream, Usage
+from structio.lm.types import (
+    AsyncLMStream,
+    Completion,
+    LMResponse,
+    LMStream,
+    ReasoningPiece,
+    ToolCallPiece,
+    Usage,
+)
 from structio.lm.usage import UsageTracker, track_usage
 
 # The transport seam loads with the first LM (or when named here).
@@ -46,7 +54,9 @@ __all__ = [
     "MockRequest",
     "MockTransport",
     "ModelProfile",
+    "ReasoningPiece",
     "ResponseCache",
+    "ToolCallPiece",
     "Transport",
     "Usage",
     "UsageTracker",

@@ -55,7 +55,7 @@ from structio.lm._stream import StreamAssembler
 from structio.lm.base import no_choices_error
 from structio.lm.client import LITELLM_ONLY, is_client_setting
 from structio.lm.models import cost_of, map_profile
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.types import Completion, LMResponse, ReasoningPiece, ToolCallPiece, Usage
 
 __all__ = [
     "ANTHROPIC",
@@ -585,8 +585,17 @@ class AnthropicAssembler(StreamAssembler):
             return str(delta["text"])
         if kind == "input_json_delta":
             self.arguments.setdefault(index, []).append(delta["partial_json"])
+            # A server tool's input (`server_tool_use`) is no call of the client's.
+            if delta["partial_json"] and block.get("type") == "tool_use":
+                position = sum(
+                    1 for i, b in self.blocks.items() if i < index and b.get("type") == "tool_use"
+                )
+                name = str(block.get("name") or "")
+                self.pieces.append(ToolCallPiece(position, name, str(delta["partial_json"])))
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            if delta["thinking"]:
+                self.pieces.append(ReasoningPiece(str(delta["thinking"])))
         elif kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta["signature"]
         return ""

@@ -39,7 +39,7 @@ from structio.lm._stream import StreamAssembler
 if TYPE_CHECKING:
     import httpx
 
-    from structio.lm.types import LMResponse
+    from structio.lm.types import LMResponse, StreamPiece
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -259,7 +259,7 @@ def _stream_sync(
     params: Mapping[str, Any],
     client: Mapping[str, Any],
     timeout: float,
-) -> Generator[str | StreamAssembler, None, None]:
+) -> Generator[StreamPiece | StreamAssembler, None, None]:
     at = time.monotonic() + timeout
     point = api.endpoint(model, client, stream=True)
     clock = _Clock(at, timeout, point.url)
@@ -276,9 +276,7 @@ def _stream_sync(
             if size > MAX_RESPONSE_BYTES:
                 raise _too_large(response)
             clock.check()
-            new = assembler.feed_line(line)
-            if new:
-                yield new
+            yield from assembler.handed(assembler.feed_line(line))
     yield assembler
 
 
@@ -289,7 +287,7 @@ async def _stream_async(
     params: Mapping[str, Any],
     client: Mapping[str, Any],
     timeout: float,
-) -> AsyncGenerator[str | StreamAssembler, None]:
+) -> AsyncGenerator[StreamPiece | StreamAssembler, None]:
     at = time.monotonic() + timeout
     point = api.endpoint(model, client, stream=True)
     clock = _Clock(at, timeout, point.url)
@@ -306,9 +304,8 @@ async def _stream_async(
             if size > MAX_RESPONSE_BYTES:
                 raise _too_large(response)
             clock.check()
-            new = assembler.feed_line(line)
-            if new:
-                yield new
+            for piece in assembler.handed(assembler.feed_line(line)):
+                yield piece
     yield assembler
 
 
@@ -519,7 +516,7 @@ class HTTPTransport:
         client: Mapping[str, Any],
         timeout: float,
         attempt: int = 1,
-    ) -> Generator[str | StreamAssembler, None, None]:
+    ) -> Generator[StreamPiece | StreamAssembler, None, None]:
         """One streamed request: the first choice's new text as it comes, then the assembler."""
         return _stream_sync(self.wire(model, client), model, messages, params, client, timeout)
 
@@ -531,7 +528,7 @@ class HTTPTransport:
         client: Mapping[str, Any],
         timeout: float,
         attempt: int = 1,
-    ) -> AsyncGenerator[str | StreamAssembler, None]:
+    ) -> AsyncGenerator[StreamPiece | StreamAssembler, None]:
         """Async form of `stream`."""
         return _stream_async(self.wire(model, client), model, messages, params, client, timeout)
 

@@ -56,7 +56,7 @@ from structio.lm._stream import StreamAssembler
 from structio.lm.base import no_choices_error
 from structio.lm.client import LITELLM_ONLY
 from structio.lm.models import cost_of
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.types import Completion, LMResponse, ReasoningPiece, ToolCallPiece, Usage
 
 __all__ = [
     "BASE_URL",
@@ -302,9 +302,22 @@ class GeminiAssembler(StreamAssembler):
                 text = part.get("text")
                 if index == 0 and isinstance(text, str) and not part.get("thought"):
                     new += text
+                elif index == 0:
+                    self._piece(kept["content"]["parts"], part)
             if candidate.get("finishReason"):
                 kept["finishReason"] = candidate["finishReason"]
         return new
+
+    def _piece(self, parts: list[Any], part: Mapping[str, Any]) -> None:
+        """The first candidate's thought text or function call, as a piece to hand out."""
+        text = part.get("text")
+        call = part.get("functionCall")
+        if isinstance(text, str) and text:
+            self.pieces.append(ReasoningPiece(text))
+        elif isinstance(call, Mapping):
+            position = sum(1 for kept in parts if "functionCall" in kept) - 1
+            arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+            self.pieces.append(ToolCallPiece(position, str(call.get("name") or ""), arguments))
 
     def response(self, latency: float, attempts: int) -> LMResponse:
         """The whole response, once the stream has ended.

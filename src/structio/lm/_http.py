@@ -44,7 +44,7 @@ from structio.lm._stream import StreamAssembler, logprobs_of, reasoning_of, usag
 from structio.lm.base import no_choices_error, origin_key
 from structio.lm.client import LITELLM_ONLY, ClientSettings, is_client_setting
 from structio.lm.models import cost_of, model_info
-from structio.lm.types import Completion, LMResponse
+from structio.lm.types import Completion, LMResponse, StreamPiece
 
 if TYPE_CHECKING:
     pass
@@ -553,7 +553,7 @@ def stream(
     client: Mapping[str, Any],
     timeout: float,
     attempt: int = 1,
-) -> Generator[str | StreamAssembler, None, None]:
+) -> Generator[StreamPiece | StreamAssembler, None, None]:
     """Make one streamed request: the first choice's new text as it comes, then the assembler.
 
     Closing the generator closes the HTTP response. ``attempt`` is the LM's count, unused.
@@ -568,7 +568,7 @@ def astream(
     client: Mapping[str, Any],
     timeout: float,
     attempt: int = 1,
-) -> AsyncGenerator[str | StreamAssembler, None]:
+) -> AsyncGenerator[StreamPiece | StreamAssembler, None]:
     """Async form of `stream`."""
     return _stream_async(CHAT, model, messages, params, client, timeout)
 

@@ -38,7 +38,7 @@ from structio.lm._stream import StreamAssembler, logprobs_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import map_profile
 from structio.lm.profile import ModelProfile
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.types import Completion, LMResponse, StreamPiece, Usage
 
 __all__ = [
     "LiteLLMTransport",
@@ -454,7 +454,7 @@ def stream(
     client: Mapping[str, Any],
     timeout: float,
     attempt: int = 1,
-) -> Generator[str | StreamAssembler, None, None]:
+) -> Generator[StreamPiece | StreamAssembler, None, None]:
     """One streamed request through litellm: the first choice's new text, then the assembler.
 
     Assembled by `StreamAssembler`, not litellm's stream_chunk_builder, which merges the
@@ -476,9 +476,7 @@ def stream(
         for chunk in raw:
             if at is not None and time.monotonic() > at:
                 raise _late(model, args, attempt)
-            new = assembler.feed_chunk(chunk.model_dump())
-            if new:
-                yield new
+            yield from assembler.handed(assembler.feed_chunk(chunk.model_dump()))
     except Exception as exc:
         if not _cut_short(exc):
             raise
@@ -495,7 +493,7 @@ async def astream(
     client: Mapping[str, Any],
     timeout: float,
     attempt: int = 1,
-) -> AsyncGenerator[str | StreamAssembler, None]:
+) -> AsyncGenerator[StreamPiece | StreamAssembler, None]:
     """Async form of `stream`: the whole stream ends within its ``timeout``, any provider."""
     from structio.lm._litellm_guard import keep_repeats
 
@@ -514,9 +512,8 @@ async def astream(
                 chunk = await _pool.within(raw.__anext__(), at, late)
             except StopAsyncIteration:
                 break
-            new = assembler.feed_chunk(chunk.model_dump())
-            if new:
-                yield new
+            for piece in assembler.handed(assembler.feed_chunk(chunk.model_dump())):
+                yield piece
     except Exception as exc:
         if not _cut_short(exc):
             raise

@@ -52,7 +52,7 @@ from structio.lm._http import (
 from structio.lm._stream import StreamAssembler, usage_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of
-from structio.lm.types import Completion, LMResponse
+from structio.lm.types import Completion, LMResponse, ReasoningPiece, ToolCallPiece
 
 __all__ = ["RESPONSES", "ResponsesAPI", "ResponsesAssembler", "chat_usage", "to_response"]
 
@@ -490,17 +490,22 @@ class ResponsesAssembler(StreamAssembler):
             # Summary parts are apart in the response: a blank line between them here too.
             part = (str(event.get("item_id")), int(event.get("summary_index") or 0))
             pieces = self.reasonings.setdefault(0, [])
+            delta = str(event.get("delta") or "")
             if part not in self.summary_parts:
                 if pieces:
-                    pieces.append("\n\n")
+                    delta = "\n\n" + delta
                 self.summary_parts.add(part)
-            pieces.append(str(event.get("delta") or ""))
+            pieces.append(delta)
+            self.pieces.append(ReasoningPiece(delta))
         elif kind == "response.output_item.added":
             self._call_item(event, added=True)
         elif kind == "response.function_call_arguments.delta":
             call = self._call_at(event)
             if call is not None:
-                call["function"]["arguments"] += str(event.get("delta") or "")
+                piece = str(event.get("delta") or "")
+                call["function"]["arguments"] += piece
+                position = sorted(self.calls[0]).index(int(event.get("output_index") or 0))
+                self.pieces.append(ToolCallPiece(position, call["function"]["name"], piece))
         elif kind == "response.function_call_arguments.done":
             call = self._call_at(event)
             if call is not None and isinstance(event.get("arguments"), str):

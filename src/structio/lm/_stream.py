@@ -17,7 +17,14 @@ from structio.exceptions import LMConnectionError, LMError, ServerError
 from structio.lm._errors import lm_error
 from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.types import (
+    Completion,
+    LMResponse,
+    ReasoningPiece,
+    StreamPiece,
+    ToolCallPiece,
+    Usage,
+)
 
 __all__ = ["StreamAssembler", "logprobs_of", "reasoning_of", "usage_of"]
 
@@ -78,6 +85,16 @@ class StreamAssembler:
         self.logprobs: dict[int, list[Mapping[str, Any]]] = {}
         self.usage: Any = None
         self.done = False
+        #: The first choice's reasoning and tool-call pieces not handed out yet (`handed`).
+        self.pieces: list[ReasoningPiece | ToolCallPiece] = []
+
+    def handed(self, new: str) -> list[StreamPiece]:
+        """What a transport hands out after a line or chunk: its pieces, then its ``new`` text."""
+        if not self.pieces:
+            return [new] if new else []
+        pieces: list[StreamPiece] = [*self.pieces, new] if new else [*self.pieces]
+        self.pieces = []
+        return pieces
 
     def feed_line(self, line: str) -> str:
         """Read one line of a server-sent event stream; the first choice's new text."""
@@ -129,6 +146,8 @@ class StreamAssembler:
                 reasoning = reasoning_of(delta)
                 if reasoning:
                     self.reasonings.setdefault(index, []).append(reasoning)
+                    if index == 0:
+                        self.pieces.append(ReasoningPiece(reasoning))
                 content = delta.get("content")
                 if isinstance(content, str) and content:
                     texts.append(content)
@@ -173,7 +192,10 @@ class StreamAssembler:
         function = delta.get("function")
         if isinstance(function, Mapping):
             call["function"]["name"] += function.get("name") or ""
-            call["function"]["arguments"] += function.get("arguments") or ""
+            arguments = function.get("arguments") or ""
+            call["function"]["arguments"] += arguments
+            if index == 0 and arguments:
+                self.pieces.append(ToolCallPiece(position, call["function"]["name"], arguments))
 
     def _error(self, cls: type[ServerError] | type[LMConnectionError], detail: str) -> Exception:
         return lm_error(cls, model=self.model, provider=self.provider, attempts=1, detail=detail)

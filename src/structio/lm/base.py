@@ -30,6 +30,7 @@ from structio.lm.types import (
     LMResponse,
     LMStream,
     StreamItem,
+    response_pieces,
 )
 from structio.lm.usage import record_usage
 
@@ -427,24 +428,32 @@ class BaseLM(abc.ABC):
         response = await self._acomplete(_plain_messages(request), params)
         return self._record(request, params, response, start)
 
-    def stream(self, messages: Messages, **params: Any) -> LMStream:
+    def stream(self, messages: Messages, *, pieces: bool = False, **params: Any) -> LMStream:
         """Send messages and read the answer as it is written.
 
         Iterating the result gives the first choice's text in pieces (`str`), then the
         whole `LMResponse` (all choices, finish reason, usage, cost) as the last item. The
         call is recorded in `history` once the stream ends; a stream left early is not.
 
+        Args:
+            messages: The chat messages.
+            pieces: Also give the provider's reasoning (`ReasoningPiece`) and tool-call
+                arguments (`ToolCallPiece`) of the first choice as they are streamed.
+            **params: Request parameters for this call.
+
         Raises:
             LMError: The provider failed (when iterating; a failure after text has been
                 given is never retried: it raises).
         """
         plain = _plain_messages(messages)  # checked now, not at the first item
-        return LMStream(self._recorded(messages, self._stream(plain, params), params))
+        source = self._recorded(messages, self._stream(plain, params), params)
+        return LMStream(source, pieces=pieces)
 
-    def astream(self, messages: Messages, **params: Any) -> AsyncLMStream:
+    def astream(self, messages: Messages, *, pieces: bool = False, **params: Any) -> AsyncLMStream:
         """Async form of `stream`: ``async for item in lm.astream(messages)``."""
         plain = _plain_messages(messages)
-        return AsyncLMStream(self._arecorded(messages, self._astream(plain, params), params))
+        source = self._arecorded(messages, self._astream(plain, params), params)
+        return AsyncLMStream(source, pieces=pieces)
 
     def _recorded(
         self, messages: Messages, source: Iterator[StreamItem], params: Mapping[str, Any]
@@ -494,21 +503,20 @@ class BaseLM(abc.ABC):
     ) -> Iterator[StreamItem]:
         """Overridable: yield the first choice's text as it comes, then the `LMResponse`.
 
-        By default the whole answer (`_complete`) is one piece.
+        Reasoning (`ReasoningPiece`) and tool-call arguments (`ToolCallPiece`) may come
+        between (`stream` gives them to callers that ask). By default the whole answer
+        (`_complete`) is one piece of each.
         """
         response = self._complete(messages, params)
-        if response.text:
-            yield response.text
-        yield response
+        yield from response_pieces(response, [response.text] if response.text else [])
 
     async def _astream(
         self, messages: list[dict[str, Any]], params: dict[str, Any]
     ) -> AsyncIterator[StreamItem]:
         """Overridable: async form of `_stream` (by default the whole `_acomplete` answer)."""
         response = await self._acomplete(messages, params)
-        if response.text:
-            yield response.text
-        yield response
+        for item in response_pieces(response, [response.text] if response.text else []):
+            yield item
 
     def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The parameters a call sends: the LM's own updated by this call's ``params``."""

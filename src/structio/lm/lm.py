@@ -37,7 +37,7 @@ from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
 from structio.lm.servers import refused_structure, served_by, server_for
-from structio.lm.types import LMResponse, StreamItem
+from structio.lm.types import LMResponse, StreamItem, response_pieces
 
 if TYPE_CHECKING:
     from structio.lm.transport import Transport
@@ -652,8 +652,8 @@ class LM(BaseLM):
         if cache is not None:
             hit = cache.get(key)
             if hit is not None and hit.completions:
-                yield from _replay(hit.text)
-                yield hit.as_cache_hit(time.perf_counter() - start)
+                replayed = hit.as_cache_hit(time.perf_counter() - start)
+                yield from response_pieces(replayed, _replay(hit.text))
                 return
         start = self._loaded(start, client)
         timeout = self._timeout(params)
@@ -691,9 +691,9 @@ class LM(BaseLM):
         if cache is not None:
             hit = await asyncio.to_thread(cache.get, key)
             if hit is not None and hit.completions:
-                for piece in _replay(hit.text):
+                replayed = hit.as_cache_hit(time.perf_counter() - start)
+                for piece in response_pieces(replayed, _replay(hit.text)):
                     yield piece
-                yield hit.as_cache_hit(time.perf_counter() - start)
                 return
         start = self._loaded(start, client)
         timeout = self._timeout(params)

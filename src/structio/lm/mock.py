@@ -26,7 +26,7 @@ from structio.lm import _http
 from structio.lm._errors import lm_error
 from structio.lm._stream import StreamAssembler
 from structio.lm.client import ClientSettings
-from structio.lm.types import Completion, LMResponse, Usage
+from structio.lm.types import Completion, LMResponse, StreamPiece, Usage
 
 __all__ = ["MockReply", "MockRequest", "MockTransport"]
 
@@ -186,14 +186,12 @@ class MockTransport:
         client: Mapping[str, Any],
         timeout: float,
         attempt: int,
-    ) -> Generator[str | StreamAssembler, None, None]:
+    ) -> Generator[StreamPiece | StreamAssembler, None, None]:
         """The handler's answer as a stream: text pieces, then the assembler."""
         response = self._answer(model, messages, params, client, attempt, True, time.perf_counter())
         assembler = StreamAssembler(model, self.name)
         for chunk in _chunks(response, self.piece_size):
-            new = assembler.feed_chunk(chunk)
-            if new:
-                yield new
+            yield from assembler.handed(assembler.feed_chunk(chunk))
         assembler.done = True
         yield assembler
 
@@ -205,7 +203,7 @@ class MockTransport:
         client: Mapping[str, Any],
         timeout: float,
         attempt: int,
-    ) -> AsyncGenerator[str | StreamAssembler, None]:
+    ) -> AsyncGenerator[StreamPiece | StreamAssembler, None]:
         """Async form of `stream`."""
         for item in self.stream(model, messages, params, client, timeout, attempt):
             yield item

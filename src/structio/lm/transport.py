@@ -35,7 +35,7 @@ from structio.lm._stream import StreamAssembler
 
 if TYPE_CHECKING:
     from structio.exceptions import LMError
-    from structio.lm.types import LMResponse
+    from structio.lm.types import LMResponse, StreamPiece
 
 __all__ = [
     "AUTO",
@@ -115,7 +115,7 @@ class Transport(Protocol):
         client: Mapping[str, Any],
         timeout: float,
         attempt: int,
-    ) -> Generator[str | StreamAssembler, None, None]:
+    ) -> Generator[StreamPiece | StreamAssembler, None, None]:
         """Make one streamed request: the first choice's new text, then the assembler.
 
         The last item is a `StreamAssembler` that has read the whole stream; closing the
@@ -132,7 +132,7 @@ class Transport(Protocol):
         client: Mapping[str, Any],
         timeout: float,
         attempt: int,
-    ) -> AsyncGenerator[str | StreamAssembler, None]:
+    ) -> AsyncGenerator[StreamPiece | StreamAssembler, None]:
         """Async form of `stream`."""
         ...
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import json
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Union, overload
 
-__all__ = ["AsyncLMStream", "Completion", "LMResponse", "LMStream", "StreamItem", "Usage"]
+__all__ = [
+    "AsyncLMStream",
+    "Completion",
+    "LMResponse",
+    "LMStream",
+    "ReasoningPiece",
+    "StreamItem",
+    "StreamPiece",
+    "ToolCallPiece",
+    "Usage",
+    "response_pieces",
+]
 
 
 @dataclass(frozen=True)
@@ -200,8 +212,87 @@ class LMResponse(Sequence[Completion]):
         return replace(self, usage=Usage(), cost=0.0, cached=True, latency=latency)
 
 
-StreamItem = Union[str, LMResponse]  # noqa: UP007 - a runtime alias on 3.10
-"""What an LM stream yields: text as it comes, then the whole `LMResponse`."""
+class ReasoningPiece:
+    """New reasoning text of the first choice, as the provider streams it apart from the answer.
+
+    ``reasoning_content`` deltas, Anthropic's thinking, Gemini's thoughts, a Responses
+    reasoning summary. Given by ``lm.stream(..., pieces=True)`` only.
+
+    Attributes:
+        text: The new text.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ReasoningPiece) and other.text == self.text
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ReasoningPiece({self.text!r})"
+
+
+class ToolCallPiece:
+    """New argument text of one of the first choice's tool calls, as it is streamed.
+
+    Given by ``lm.stream(..., pieces=True)`` only.
+
+    Attributes:
+        index: The call's position among the choice's tool calls.
+        name: The tool's name (as far as it has come; providers send it first).
+        arguments: The new text of its JSON arguments.
+    """
+
+    __slots__ = ("arguments", "index", "name")
+
+    def __init__(self, index: int, name: str, arguments: str) -> None:
+        self.index = index
+        self.name = name
+        self.arguments = arguments
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolCallPiece) and (other.index, other.name, other.arguments) == (
+            self.index,
+            self.name,
+            self.arguments,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ToolCallPiece({self.index}, {self.name!r}, {self.arguments!r})"
+
+
+StreamPiece = Union[str, ReasoningPiece, ToolCallPiece]  # noqa: UP007 - a runtime alias on 3.10
+"""What a transport's stream yields before its end: text, reasoning and tool-call pieces."""
+
+StreamItem = Union[str, ReasoningPiece, ToolCallPiece, LMResponse]  # noqa: UP007 - 3.10
+"""What an LM stream yields: text (and, when asked, reasoning and tool-call pieces) as it
+comes, then the whole `LMResponse`."""
+
+
+def response_pieces(response: LMResponse, texts: Iterable[str]) -> Iterator[StreamItem]:
+    """A whole response as a stream brings it: reasoning, the text pieces, tool calls, itself.
+
+    For models and cache hits that have the whole answer at once; ``texts`` is the first
+    choice's text cut into pieces.
+    """
+    first = response.completions[0] if response.completions else None
+    if first is not None and first.reasoning:
+        yield ReasoningPiece(first.reasoning)
+    yield from texts
+    for index, call in enumerate((first.tool_calls if first is not None else None) or ()):
+        function = call.get("function")
+        if isinstance(function, Mapping):
+            arguments = function.get("arguments")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments or {}, ensure_ascii=False)
+            yield ToolCallPiece(index, str(function.get("name") or ""), arguments)
+    yield response
 
 
 class LMStream(Iterator[StreamItem]):
@@ -209,8 +300,10 @@ class LMStream(Iterator[StreamItem]):
 
     Iterate it: each item is a `str` (new text of the first choice) until the last, which
     is the `LMResponse` (every choice, finish reasons, usage, cost), also kept in
-    `response`. Leaving the loop early, or `close`, ends the request (the HTTP response
-    is closed); use it as a context manager to be sure of that.
+    `response`. With ``lm.stream(..., pieces=True)``, `ReasoningPiece` and `ToolCallPiece`
+    items come too, as the provider streams them. Leaving the loop early, or `close`, ends
+    the request (the HTTP response is closed); use it as a context manager to be sure of
+    that.
 
     Example:
         >>> for item in lm.stream(messages):                      # doctest: +SKIP
@@ -218,8 +311,9 @@ class LMStream(Iterator[StreamItem]):
         ...         print(item, end="")
     """
 
-    def __init__(self, source: Iterator[StreamItem]) -> None:
+    def __init__(self, source: Iterator[StreamItem], *, pieces: bool = False) -> None:
         self._source = source
+        self._pieces = pieces
         #: The whole response, once the stream has ended (``None`` before).
         self.response: LMResponse | None = None
 
@@ -227,7 +321,12 @@ class LMStream(Iterator[StreamItem]):
         return self
 
     def __next__(self) -> StreamItem:
-        item = next(self._source)
+        while True:
+            item = next(self._source)
+            if isinstance(item, str) or self._pieces:
+                break
+            if isinstance(item, LMResponse):
+                break
         if isinstance(item, LMResponse):
             self.response = item
         return item
@@ -252,8 +351,9 @@ class AsyncLMStream(AsyncIterator[StreamItem]):
     ``async with lm.astream(...) as stream`` (or call `aclose`) to end the request there.
     """
 
-    def __init__(self, source: AsyncIterator[StreamItem]) -> None:
+    def __init__(self, source: AsyncIterator[StreamItem], *, pieces: bool = False) -> None:
         self._source = source
+        self._pieces = pieces
         #: The whole response, once the stream has ended (``None`` before).
         self.response: LMResponse | None = None
 
@@ -261,7 +361,12 @@ class AsyncLMStream(AsyncIterator[StreamItem]):
         return self
 
     async def __anext__(self) -> StreamItem:
-        item = await self._source.__anext__()
+        while True:
+            item = await self._source.__anext__()
+            if isinstance(item, str) or self._pieces:
+                break
+            if isinstance(item, LMResponse):
+                break
         if isinstance(item, LMResponse):
             self.response = item
         return item

@@ -39,7 +39,7 @@ from structio.signatures.signature import (
     make_signature,
     portable,
 )
-from structio.streams import AsyncStream, Stream
+from structio.streams import AsyncStream, Stream, list_outputs
 
 if TYPE_CHECKING:
     from structio.batch import BatchJob
@@ -601,7 +601,8 @@ class Predict:
         """
         args, options = self._call_args(example, adapter, lm, params, config, max_retries, inputs)
         source = calling.stream(*args, options=options)
-        return Stream(predictions(source), tuple(self.signature.output_fields))
+        fields = tuple(self.signature.output_fields)
+        return Stream(predictions(source), fields, list_outputs(self.signature))
 
     def astream(
         self,
@@ -618,7 +619,8 @@ class Predict:
         """Async form of `stream`: ``async for item in predictor.astream(...)``."""
         args, options = self._call_args(example, adapter, lm, params, config, max_retries, inputs)
         source = calling.astream(*args, options=options)
-        return AsyncStream(apredictions(source), tuple(self.signature.output_fields))
+        fields = tuple(self.signature.output_fields)
+        return AsyncStream(apredictions(source), fields, list_outputs(self.signature))
 
     def batch(
         self,

@@ -487,3 +487,31 @@ def test_an_option_anthropic_does_not_take_is_refused_before_sending(
         with pytest.raises(sio.ConfigurationError, match=f"anthropic/claude-sonnet-4-5: .*{words}"):
             make_lm()([{"role": "user", "content": "hi"}], **option)
     assert anthropic.requests == []
+
+
+@pytest.mark.parametrize("name", ["thinking_stream.sse", "tool_use_stream.sse"])
+def test_recorded_streams_hand_out_thinking_and_tool_input_as_they_come(
+    anthropic: AnthropicServer, make_lm: MakeLM, name: str
+) -> None:
+    from tests.wire.pieces import check_pieces
+
+    anthropic.reply(Reply(sse=recorded(name)))
+    items = list(make_lm().stream([{"role": "user", "content": "?"}], pieces=True))
+    first = check_pieces(items).completions[0]
+    streamed = [item for item in items if not isinstance(item, (str, sio.LMResponse))]
+    events = [json.loads(line[5:]) for line in recorded(name).splitlines() if line[:5] == "data:"]
+    # Blocks of the client's tools (not a server tool's, whose input is no call of ours).
+    calls = {e["index"] for e in events if e["type"] == "content_block_start"} - {
+        e["index"]
+        for e in events
+        if e["type"] == "content_block_start" and e["content_block"]["type"] != "tool_use"
+    }
+    deltas = [e for e in events if e["type"] == "content_block_delta"]
+    expected = [
+        e
+        for e in deltas
+        if e["delta"].get("thinking") or (e["delta"].get("partial_json") and e["index"] in calls)
+    ]
+    # One piece per non-empty delta of the recording: nothing held back to the end.
+    assert len(streamed) == len(expected) > 0
+    assert first.reasoning or first.tool_calls

@@ -242,3 +242,26 @@ def test_a_recorded_404(gemini: GeminiServer) -> None:
     ):
         lm_for(gemini, "gemini-3.6-flahs", num_retries=2)("hello")
     assert len(gemini.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [("thinking_stream.sse", "gemini-2.5-pro"), ("signed_call_stream.sse", "gemini-3-pro-preview")],
+)
+def test_recorded_streams_hand_out_thoughts_and_calls_as_they_come(
+    gemini: GeminiServer, name: str, model: str
+) -> None:
+    from structio.lm import ReasoningPiece, ToolCallPiece
+    from tests.wire.pieces import check_pieces
+
+    gemini.reply(GeminiReply(raw=(RECORDED / name).read_bytes()))
+    items = list(lm_for(gemini, model).stream([{"role": "user", "content": "?"}], pieces=True))
+    first = check_pieces(items).completions[0]
+    thoughts = [item for item in items if isinstance(item, ReasoningPiece)]
+    calls = [item for item in items if isinstance(item, ToolCallPiece)]
+    assert len(thoughts) == sum(
+        bool(p.get("thought") and p.get("text"))
+        for c in events(name)
+        for p in c["candidates"][0]["content"]["parts"]
+    )
+    assert len(calls) == len(first.tool_calls or ())

@@ -471,3 +471,23 @@ def test_a_tool_turns_reasoning_is_replayed_through_the_history(
         "function_call_output",
     ]
     assert replayed[kinds.index("reasoning")] == thought
+
+
+@pytest.mark.parametrize("name", ["stream_reasoning.sse", "stream_tool_call.sse"])
+def test_recorded_streams_hand_out_summaries_and_arguments_as_they_come(
+    responses: ResponsesServer, make_lm: MakeLM, name: str
+) -> None:
+    from tests.wire.pieces import check_pieces
+
+    responses.reply(ResponsesReply(sse=recorded(name)))
+    items = list(make_lm("openai/gpt-4o").stream(MESSAGES, pieces=True))
+    first = check_pieces(items).completions[0]
+    streamed = [item for item in items if not isinstance(item, (str, sio.LMResponse))]
+    kinds = ("reasoning_summary_text.delta", "function_call_arguments.delta")
+    recorded_deltas = [
+        line
+        for line in recorded(name).splitlines()
+        if line.startswith("data:") and any(kind in line for kind in kinds)
+    ]
+    assert len(streamed) == len(recorded_deltas) > 0
+    assert first.reasoning or first.tool_calls

@@ -22,6 +22,7 @@ Text before the first marker is not an output, and a marker split across pieces 
 recognised whole.
 """
 
+from structio.parsing.stream.arguments import ArgumentsStreamReader
 from structio.parsing.stream.elements import XMLStreamReader
 from structio.parsing.stream.events import (
     Failed,
@@ -38,6 +39,7 @@ from structio.parsing.stream.sections import SectionStreamReader
 from structio.parsing.stream.think import ThinkFilter
 
 __all__ = [
+    "ArgumentsStreamReader",
     "Failed",
     "FieldDelta",
     "FieldItem",

@@ -153,9 +153,10 @@ class ReasoningDelta(StreamEvent):
 class Failed(StreamEvent):
     """The call failed: every event before this one is void, and the error is raised next.
 
-    The last event of a stream that ends without a result (an answer that could not be
-    read after every re-ask and fallback, a provider error, a timeout). The stream raises
-    ``error`` right after it.
+    The last event of a stream that gave events and then ends without a result (an answer
+    that could not be read after every re-ask and fallback, a provider error or a timeout
+    after text came). The stream raises ``error`` right after it. A stream that fails
+    before any event raises at once, with no `Failed`.
 
     Attributes:
         error: The exception the stream raises.

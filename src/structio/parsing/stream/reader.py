@@ -95,8 +95,8 @@ class StreamReader:
             events.extend(self._read(visible))
         return events
 
-    def feed_call(self, name: str, arguments: str) -> list[StreamEvent]:
-        """Read the next piece of a native tool call's arguments (of the tool ``name``).
+    def feed_call(self, index: int, name: str, arguments: str) -> list[StreamEvent]:
+        """Read the next piece of a native tool call's arguments (call ``index``, tool ``name``).
 
         Only a format whose outputs are a tool's arguments (`ToolOutputAdapter`) reads
         them; by default they say nothing.
