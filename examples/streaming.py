@@ -4,13 +4,17 @@ Run: python examples/streaming.py
 
 `FieldDelta` events carry a ``str`` output's new text as the model writes it; a
 `FieldValue` gives each output's typed value once its text is complete (never earlier,
-never changed later); the last item is the `Prediction`, the same one a plain call reads.
+never changed later: only a `Reread` or `Failed` voids it); a list's items come one by one
+as `FieldItem` events; the model's reasoning as `ReasoningDelta`; the last item is the
+`Prediction`, the same one a plain call reads.
 Swap `FakeLM` for `sio.LM("openai/gpt-4o-mini")` (or any model) and nothing else changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+
+from pydantic import BaseModel
 
 import structio as sio
 
@@ -22,6 +26,20 @@ class Explain(sio.Signature):
     reasoning: str = sio.OutputField()
     answer: int = sio.OutputField()
 
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+class People(sio.Signature):
+    """Extract the people named in the text."""
+
+    text: str = sio.InputField()
+    people: list[Person] = sio.OutputField()
+
+
+CHAT_ANSWER = "[[ ## reasoning ## ]]\n3 x 7 = 21\n\n[[ ## answer ## ]]\n21\n\n[[ ## completed ## ]]"
 
 REPLY = {
     "reasoning": "A week has 7 days, and 3 weeks make 3 times 7 days.",
@@ -64,6 +82,18 @@ def main() -> None:
     def line(topic: str) -> str: ...
 
     print("".join(line.stream("the sea")))
+
+    # 4. A list output item by item, each as soon as it is complete (instructor's Iterable).
+    people = [{"name": "Ada", "age": 36}, {"name": "Alan", "age": 41}]
+    extract = sio.Predict(People, lm=sio.FakeLM([{"people": people}], chunk_size=5))
+    for person in extract.stream(text="Ada (36) and Alan (41) met.").items():
+        print(f"  got {person.name}, {person.age}")
+
+    # 5. The model's reasoning streams apart from the outputs (here a <think> draft).
+    thinking = sio.FakeLM(["<think>3 weeks of 7 days</think>\n" + CHAT_ANSWER], chunk_size=5)
+    for item in sio.Predict(Explain, lm=thinking).stream(question="How many days?"):
+        if isinstance(item, sio.ReasoningDelta):
+            print(f"  thinking: {item.delta!r}")
 
 
 if __name__ == "__main__":
