@@ -579,12 +579,14 @@ class Predict:
         """Run the model on ``inputs``, reading the outputs as it writes them.
 
         Iterate the result: `FieldDelta` events carry each ``str`` output's new text,
-        `FieldValue` each output's typed value once its text is complete (never before,
-        and never changed after), and the last item is the `Prediction`, equal to what
-        calling the predictor gives for the same completion (also in ``stream.result``).
-        If the answer has to be read again (the adapter's fallback, a re-ask), a `Reread`
-        event says so and the outputs follow anew. Events are those of the first choice
-        (``n=``).
+        `FieldItem` each element of a list output once it is complete, `FieldValue` each
+        output's typed value once its text is complete, `ReasoningDelta` the model's
+        reasoning; the last item is the `Prediction`, equal to what calling the predictor
+        gives for the same completion (also in ``stream.result``). A value or item shown
+        is final: the result holds it, unless a `Reread` voids it (the answer is read
+        again: the fallback, a re-ask; the outputs follow anew) or the stream ends with
+        `Failed` and raises. `Stream.items` gives a list output's items alone. Events are
+        those of the first choice (``n=``).
 
         Example:
             >>> with qa.stream(question="Why is the sky blue?") as stream:  # doctest: +SKIP
