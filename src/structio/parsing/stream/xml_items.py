@@ -26,6 +26,11 @@ from structio.typemodel.info import type_info
 
 __all__ = ["ElementItems"]
 
+# A child still open is read again as text comes: at most this many times the text, and
+# this many characters more, in all (linear work); then the items are left to the end.
+_REREADS = 8
+_REREAD_ALLOWANCE = 16_384
+
 
 class ElementItems:
     """The items of a list output's open element, read child by child as `parsing.xml` does.
@@ -52,6 +57,7 @@ class ElementItems:
         self.count = 0
         self.stopped = False
         self._inner = frozenset({norm(tag)})
+        self._work = 0  # characters handed to the element reader so far
 
     def shift(self, by: int) -> None:
         """The buffer lost its first ``by`` characters."""
@@ -64,7 +70,7 @@ class ElementItems:
             child = self._next(text)
             if child is None:
                 break
-            if child.tag != "item" or _skeleton(child):
+            if _skeleton(child):
                 self.stopped = True
                 break
             try:
@@ -100,9 +106,15 @@ class ElementItems:
                     return None
                 self.position = match.end() if _is_close(match) else at + 1
                 continue
+            if name != "item" or self._work > _REREADS * len(text) + _REREAD_ALLOWANCE:
+                # Not an item (the list reads otherwise, or not at all), or a child that
+                # stays open was read again too often: the whole element says the rest.
+                self.stopped = True
+                return None
             if match.group(4):
                 self.position = match.end()
                 return Node(name, _key(match), True, (), "")
+            self._work += len(text) - at
             try:
                 child, after = _element(
                     text,
