@@ -34,7 +34,7 @@ class XMLStreamReader(StreamReader):
         self._restart()
 
     def _restart(self) -> None:
-        self._buffer = ""  # the visible text from `_offset` on, joined up to `_joined`
+        self._buffer = ""  # the visible text from `_offset` on, as far as it was joined
         self._pieces: list[str] = []  # the text after `_buffer`, not joined yet
         self._length = 0  # the length of `_buffer` and `_pieces` together
         self._offset = 0
@@ -93,7 +93,8 @@ class XMLStreamReader(StreamReader):
             self._listing = ElementItems(current.name, annotation, current.tag, current.start)
         if self._listing is not None:
             events.extend(self._listing.read(self._buffer, self))
-        if current is None:  # (an element streamed before is closed: no start is kept)
+        if current is None:  # an element streamed before is closed: nothing needs its text
+            self._streaming = None
             self._drop(self._scan.position)
 
     def _drop(self, keep: int) -> None:

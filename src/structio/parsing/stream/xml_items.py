@@ -59,10 +59,6 @@ class ElementItems:
         self._inner = frozenset({norm(tag)})
         self._work = 0  # characters handed to the element reader so far
 
-    def shift(self, by: int) -> None:
-        """The buffer lost its first ``by`` characters."""
-        self.position -= by
-
     def read(self, text: str, reader: StreamReader) -> list[StreamEvent]:
         """Read on through ``text`` (the buffer, which only grows); the items now whole."""
         events: list[StreamEvent] = []
