@@ -7,7 +7,7 @@ or it is sent SIGTERM. Like `_loopback.py` it runs in its own process, so its CP
 is never counted in the measuring process's ``time.process_time()``, and it never holds
 that process's GIL.
 
-Every ``POST .../chat/completions`` is answered with `CONTENT`, a complete ChatAdapter
+Every ``POST .../chat/completions`` is answered, by default, with `CONTENT`, a ChatAdapter
 answer for ``question -> reasoning, answer`` (a reasoning of about 1,500 characters, a
 short answer). A request whose body has ``"stream": true`` gets it as Server-Sent Events
 in OpenAI's ``chat.completion.chunk`` shape, over chunked transfer encoding (one HTTP
@@ -19,6 +19,11 @@ chunk per event), keep-alive:
 3. a chunk with an empty delta and ``finish_reason: "stop"``;
 4. when ``stream_options.include_usage`` is set, a usage chunk (``"choices": []``);
 5. ``data: [DONE]``.
+
+The model name picks the answer (``stream_scaling.py``): with ``-long<N>`` in it,
+`long_content` (a ``question -> answer`` answer whose text is one unbroken line of *N*
+characters); with ``-list<N>``, `list_content` (a ``question -> items: list[str]`` answer
+of *N* items, written as a JSON array on one line); else `CONTENT`.
 
 The model name picks a delay per request, so that one server serves every measurement:
 ``test-delay-2ms`` (any ``-delay-<float>ms`` suffix) sends content chunk *i* at
@@ -68,6 +73,36 @@ CONTENT = (
     f"[[ ## reasoning ## ]]\n{REASONING}\n\n[[ ## answer ## ]]\n{ANSWER}\n\n[[ ## completed ## ]]"
 )
 CHUNK_SIZE = 4
+_WORDS = "lorem ipsum dolor sit amet, consectetur adipiscing elit "
+
+
+def long_content(size: int) -> str:
+    """A ChatAdapter answer for ``question -> answer``: one unbroken line of ``size`` chars."""
+    line = (_WORDS * (size // len(_WORDS) + 1))[:size].strip()
+    return f"[[ ## answer ## ]]\n{line}\n\n[[ ## completed ## ]]"
+
+
+def list_items(count: int) -> list[str]:
+    """The items of `list_content`: short sentences, about ten chunks each."""
+    return [f"item {i}: {_WORDS[: 20 + i % 17].strip()}" for i in range(count)]
+
+
+def list_content(count: int) -> str:
+    """A ChatAdapter answer for ``question -> items: list[str]`` of ``count`` items."""
+    return f"[[ ## items ## ]]\n{json.dumps(list_items(count))}\n\n[[ ## completed ## ]]"
+
+
+_CONTENT_OF = re.compile(r"-(long|list)(\d+)")
+
+
+def content_for(model: str) -> str:
+    """The answer the model name asks for (see the module's docstring)."""
+    chosen = _CONTENT_OF.search(model)
+    if chosen is None:
+        return CONTENT
+    size = int(chosen.group(2))
+    return long_content(size) if chosen.group(1) == "long" else list_content(size)
+
 
 _ID = "chatcmpl-loopback-stream"
 _CREATED = 1_700_000_000
@@ -124,7 +159,7 @@ def stream_events(model: str, chunk_size: int, include_usage: bool) -> list[byte
     element holds the finish chunk, the usage chunk if asked for, ``[DONE]`` and the
     chunked body's end, so that the server can pause before each content piece only.
     """
-    texts = pieces(CONTENT, chunk_size)
+    texts = pieces(content_for(model), chunk_size)
     events = [_event(json.dumps(_chunk(model, _delta({"role": "assistant", "content": ""}))))]
     events += [_event(json.dumps(_chunk(model, _delta({"content": text})))) for text in texts]
     tail = _event(json.dumps(_chunk(model, _delta({}, "stop"))))
@@ -143,12 +178,12 @@ def _completion(model: str, chunk_size: int) -> bytes:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": CONTENT},
+                "message": {"role": "assistant", "content": content_for(model)},
                 "logprobs": None,
                 "finish_reason": "stop",
             }
         ],
-        "usage": _usage(len(pieces(CONTENT, chunk_size))),
+        "usage": _usage(len(pieces(content_for(model), chunk_size))),
         "system_fingerprint": None,
     }
     return _response("200 OK", json.dumps(body).encode())

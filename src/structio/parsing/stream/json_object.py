@@ -7,6 +7,7 @@ import re
 
 from structio.parsing.locate import norm
 from structio.parsing.stream.events import StreamEvent
+from structio.parsing.stream.items import ListItems
 from structio.parsing.stream.reader import Locate, StreamReader
 from structio.signatures.signature import Signature
 
@@ -46,6 +47,8 @@ class JSONStreamReader(StreamReader):
         self._depth = 0
         self._in_string = False
         self._seen: set[str] = set()
+        self._list_name: str | None = None  # the list output whose value comes next
+        self._list: ListItems | None = None  # its items, read as its array arrives
 
     def _read(self, visible: str) -> list[StreamEvent]:
         if self._state == _DONE:
@@ -74,7 +77,11 @@ class JSONStreamReader(StreamReader):
         if state == _STRING:
             return self._string(events)
         if state == _NESTED:
-            return self._nested()
+            more = self._nested()
+            if self._list is not None:
+                new, _ = self._list.feed(text[at : self._at], self)
+                events.extend(new)
+            return more
         if state == _IN_KEY:
             return self._key()
         if state == _SCALAR:
@@ -107,6 +114,9 @@ class JSONStreamReader(StreamReader):
                 self._state, self._raw_from = _STRING, at + 1
             elif char in "{[":
                 self._state, self._depth, self._in_string = _NESTED, 1, False
+                if char == "[" and self._list_name is not None:
+                    item = self.list_items[self._list_name]
+                    self._list = ListItems(self._list_name, item, opened=True)
             else:
                 self._state = _SCALAR
         else:
@@ -143,6 +153,8 @@ class JSONStreamReader(StreamReader):
             self._seen.add(name)
         sending = first and name in self.text_fields and name not in self.given
         self._member = name if sending else None
+        listed = first and name in self.list_items and name not in self.given
+        self._list_name = name if listed else None
         self._state, self._at = _COLON, end + 1
         return True
 
@@ -200,6 +212,7 @@ class JSONStreamReader(StreamReader):
     def _closed(self, at: int, events: list[StreamEvent], *, last: bool) -> None:
         """A member (or the object) closed at ``at``: give the values now complete."""
         self._member = None
+        self._list = None
         prefix = self._text.upto(self._offset + at)
         # The object as it stands, closed here as the whole answer will close it.
         events.extend(self._settle(self.locate(prefix + "}"), "JSON"))

@@ -77,8 +77,9 @@ class StreamReader:
         self.given: dict[str, Any] = {}
         #: Items given so far, by list output.
         self.items: dict[str, list[Any]] = {}
-        #: Text given so far as deltas, by output.
-        self.sent: dict[str, str] = {}
+        #: Text given so far as deltas, by output, in pieces (joined only when compared:
+        #: one string grown by each delta would be copied whole each time).
+        self.sent: dict[str, list[str]] = {}
         # Outputs given a text that the whole completion may not confirm.
         self._doubtful: set[str] = set()
 
@@ -123,7 +124,7 @@ class StreamReader:
             or (
                 name in self.sent
                 and not (
-                    isinstance(values.get(name), str) and values[name].startswith(self.sent[name])
+                    isinstance(values.get(name), str) and values[name].startswith(self._sent(name))
                 )
             )
         ]
@@ -168,14 +169,23 @@ class StreamReader:
     def _send(self, name: str, text: str) -> list[StreamEvent]:
         if not text:
             return []
-        self.sent[name] = self.sent.get(name, "") + text
+        self.sent.setdefault(name, []).append(text)
         return [FieldDelta(name, text)]
+
+    def _sent(self, name: str) -> str:
+        """The text given so far as deltas of ``name``."""
+        pieces = self.sent.get(name)
+        if not pieces:
+            return ""
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0]
 
     def _complete(self, name: str, value: Any) -> list[StreamEvent]:
         """A field's value, after the rest of its text for a ``str`` output."""
         events: list[StreamEvent] = []
         if name in self.text_fields and isinstance(value, str):
-            sent = self.sent.get(name, "")
+            sent = self._sent(name)
             if not value.startswith(sent):
                 self._doubtful.add(name)  # `finish` will say so with a Reread
                 return []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from structio.parsing.locate import is_fence_line, is_placeholder, norm, settled_prefix, split_line
+from structio.parsing.locate import is_fence_line, is_placeholder, norm, split_line
 from structio.parsing.stream.events import StreamEvent
+from structio.parsing.stream.items import ListItems
+from structio.parsing.stream.lines import UnfinishedLine
 from structio.parsing.stream.reader import Locate, StreamReader
 from structio.signatures.signature import Signature
 
@@ -30,10 +32,11 @@ class SectionStreamReader(StreamReader):
         super().__init__(signature, locate)
         self._by_norm = {norm(name): name for name in signature.fields}
         self._output_set = set(self.outputs)
-        self._line = ""  # the line being received
-        self._line_sent = 0  # how much of it has been given to the section
+        self._line = UnfinishedLine()  # the line being received
+        self._line_sent = 0  # how much of a whole line read now was given to its section
         self._lines_seen = 0  # where the visible text of the complete lines ends
         self._current: str | None = None  # the output whose section is being streamed
+        self._listing: ListItems | None = None  # the list output whose items are being read
         self._started = False  # whether that section's text has begun
         self._held = ""  # blank space and fence lines not sent yet
         self._fenced = False  # whether a fence line is held
@@ -51,11 +54,12 @@ class SectionStreamReader(StreamReader):
         if self._stopped:
             return []
         events: list[StreamEvent] = []
-        text = self._line + visible
         closed = False
         if "\n" in visible:
-            lines = text.split("\n")
-            self._line = lines.pop()
+            # The line so far is joined once, as it ends: never while it grows.
+            lines = (self._line.text() + visible).split("\n")
+            self._line_sent = self._line.sent
+            self._line.reset(lines.pop())
             for line in lines:
                 self._lines_seen += len(line) + 1
                 closed = self._whole_line(line, events) or closed
@@ -63,7 +67,7 @@ class SectionStreamReader(StreamReader):
                 if self._ended():
                     break
         else:
-            self._line = text
+            self._line.add(visible)
         self._pending = self._pending or closed
         if self._pending and self._located + self._lines_seen <= (
             _REREADS * self._lines_seen + _REREAD_ALLOWANCE
@@ -75,7 +79,7 @@ class SectionStreamReader(StreamReader):
             self._located += self._lines_seen
             prefix = self._text.upto(self._lines_seen)
             events.extend(self._settle(self.locate(prefix), "sections"))
-        if not self._stopped and self._current is not None:
+        if not self._stopped and (self._current is not None or self._listing is not None):
             self._partial_line(events)
         return events
 
@@ -84,10 +88,11 @@ class SectionStreamReader(StreamReader):
         return self._stopped
 
     def _restart(self) -> None:
-        self._line = ""
+        self._line.reset()
         self._line_sent = 0
         self._lines_seen = 0
         self._current = None
+        self._listing = None
         self._seen_output = False
         self._unsure = None
         self._unsure_first = None
@@ -99,16 +104,17 @@ class SectionStreamReader(StreamReader):
         if split is None:
             if self._unsure is not None and self._unsure_first is None and line.strip():
                 self._unsure_first = line
-            if self._current is not None and not self._started and self._echoed(line):
+            if self._open_section() and not self._started and self._echoed(line):
                 return False
-            if self._current is not None:
+            if self._open_section():
                 self._body(line[self._line_sent :], events, fence=is_fence_line(line))
                 self._body("\n", events)
             return False
         head, markers = split
-        if self._current is not None:
+        if self._open_section():
             self._body(head[self._line_sent :], events)
         self._current = None
+        self._listing = None
         for label, strong, rest in markers:
             if self._unsure is not None:  # the section before this marker is whole
                 first = self._unsure_first or ""
@@ -121,7 +127,7 @@ class SectionStreamReader(StreamReader):
             if not self._seen_output and name is not None and name in self._output_set:
                 self._unsure = name
                 self._unsure_first = rest if rest.strip() else None
-            if self._open(name, strong) is not None and not self._echoed(rest):
+            if self._open(name, strong) and not self._echoed(rest):
                 self._body(rest, events)
         return True
 
@@ -131,43 +137,50 @@ class SectionStreamReader(StreamReader):
         Then the section is no answer: nothing of it is streamed, and the field's next
         section is streamed instead.
         """
-        name = self._current
+        name = self._current or (self._listing.name if self._listing else None)
         if name is None or not text.strip() or not is_placeholder(text, name):
             return False
         self._streamed.discard(name)
         self._current = None
+        self._listing = None
         return True
 
-    def _open(self, name: str | None, strong: bool) -> str | None:
-        """Start a section; the output it streams, if any."""
+    def _open_section(self) -> bool:
+        """Whether a section being read gives events (its text, or its items)."""
+        return self._current is not None or self._listing is not None
+
+    def _open(self, name: str | None, strong: bool) -> bool:
+        """Start a section; whether it gives events (a text streamed, or items)."""
         self._current = None
+        self._listing = None
         self._started = False
         self._held = ""
         self._fenced = False
-        if (
-            name is not None
-            and strong
-            and name in self.text_fields
-            and name not in self._streamed
-            and name not in self.given
-        ):
+        if name is None or not strong or name in self._streamed or name in self.given:
+            return False
+        if name in self.text_fields:
             self._current = name
-            self._streamed.add(name)
-        return self._current
+        elif name in self.list_items:
+            self._listing = ListItems(name, self.list_items[name])
+        else:
+            return False
+        self._streamed.add(name)
+        return True
 
     def _partial_line(self, events: list[StreamEvent]) -> None:
         line = self._line
-        if line.lstrip().startswith("`"):
+        if line.first == "`":
             return  # it may be a fence line: wait for the whole line
-        if not self._started and line.lstrip().startswith("{"):
+        if not self._started and line.first == "{":
             return  # it may be the field's `{name}` placeholder: wait for the whole line
-        safe = settled_prefix(line)
-        if len(safe) > self._line_sent:
-            self._body(safe[self._line_sent :], events)
-            self._line_sent = len(safe)
+        self._body(line.take(), events)
 
     def _body(self, text: str, events: list[StreamEvent], *, fence: bool = False) -> None:
         """Send a section's text, holding blank space (and fence lines) until text follows."""
+        if self._listing is not None:
+            if not fence and text:  # a fence around the list is not its text
+                events.extend(self._listing.feed(text, self)[0])
+            return
         name = self._current
         if name is None or not text:
             return
