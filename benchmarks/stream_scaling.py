@@ -8,7 +8,8 @@ missed (informational: the exit code is 0):
    unbroken line, at 500 and at 20,000 chunks: a reader that rereads or copies the
    unfinished line per chunk costs more per chunk as the line grows. Target: the per-chunk
    CPU at 20,000 chunks at most 1.2x that at 500, for every adapter (Chat, JSON, XML,
-   Compact). The two sizes are interleaved round by round; medians over rounds.
+   Compact, and ToolOutput, whose reader is fed the answer tool's argument deltas). The
+   two sizes are interleaved round by round; medians over rounds.
 2. A 600 KB ``str`` answer (one unbroken line, ChatAdapter) streamed in 4-character chunks
    by a loopback server (`_loopback_stream.py`, in its own process, sending without
    delay): client CPU (``time.process_time``) of structio's ``Predict.stream`` on the
@@ -64,6 +65,7 @@ ADAPTERS: dict[str, sio.Adapter] = {
     "JSONAdapter": sio.JSONAdapter(),
     "XMLAdapter": sio.XMLAdapter(),
     "CompactAdapter": sio.CompactAdapter(),
+    "ToolOutputAdapter": sio.ToolOutputAdapter(),
 }
 
 
@@ -85,28 +87,42 @@ def _ms(seconds: float) -> str:
 
 
 def _completion(adapter: sio.Adapter, sig: type[sio.Signature], chunks: int) -> str:
-    """The adapter's completion whose answer is one line, about ``chunks`` chunks long."""
+    """The adapter's completion whose answer is one line, about ``chunks`` chunks long.
+
+    For `ToolOutputAdapter`, the answer tool's arguments (which its reader is fed).
+    """
     words = "lorem ipsum dolor sit amet consectetur "
     line = (words * (chunks * CHUNK // len(words) + 1))[: chunks * CHUNK]
+    if isinstance(adapter, sio.ToolOutputAdapter):
+        return json.dumps({"answer": line})
     record = adapter.format_finetune_data(sig, [], {"question": QUESTION}, {"answer": line})
     return str(record["messages"][-1]["content"])
+
+
+def _feeder(adapter: sio.Adapter) -> Callable[[Any, str], list[sio.StreamEvent]]:
+    """How a piece reaches the reader: as text, or as the answer tool's argument delta."""
+    if isinstance(adapter, sio.ToolOutputAdapter):
+        name = adapter.tool_name
+        return lambda reader, part: reader.feed_call(0, name, part)  # type: ignore[no-any-return]
+    return lambda reader, part: reader.feed(part)  # type: ignore[no-any-return]
 
 
 def _reading(adapter: sio.Adapter, sig: type[sio.Signature], chunks: int) -> Callable[[], int]:
     text = _completion(adapter, sig, chunks)
     parts = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
     values = adapter.parse(sig, text)
+    feed = _feeder(adapter)
 
     def run() -> int:
         reader = adapter.stream_reader(sig)
         for part in parts:
-            reader.feed(part)
+            feed(reader, part)
         reader.finish(values)
         return len(parts)
 
     # Checked once: the deltas join to the answer, which comes whole.
     reader = adapter.stream_reader(sig)
-    events = [e for part in parts for e in reader.feed(part)] + reader.finish(values)
+    events = [e for part in parts for e in feed(reader, part)] + reader.finish(values)
     deltas = "".join(e.delta for e in events if isinstance(e, sio.FieldDelta))
     if deltas != values["answer"] or any(isinstance(e, sio.Reread) for e in events):
         raise RuntimeError(f"{type(adapter).__name__}: the stream does not give the answer")
