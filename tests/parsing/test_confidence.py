@@ -118,6 +118,7 @@ def test_tokens_that_do_not_spell_the_text_give_no_number() -> None:
 
 
 def test_a_token_split_inside_a_character_is_aligned_by_its_bytes() -> None:
+    # As OpenAI sends such tokens: the text shows the bytes escaped, ``bytes`` holds them.
     text = '{"a": "é"}'
     raw = "é".encode()
     entries = [
@@ -126,6 +127,12 @@ def test_a_token_split_inside_a_character_is_aligned_by_its_bytes() -> None:
         {"token": "\\xa9", "logprob": math.log(0.5), "bytes": [raw[1]]},
         {"token": '"}', "logprob": 0.0, "bytes": list(b'"}')},
     ]
+    assert field_confidence(text, entries, {"a": str})["a"] == pytest.approx(0.5)
+
+
+def test_a_stop_token_past_the_texts_end_is_no_mismatch() -> None:
+    entries = [entry('{"a": "', 1.0), entry("x", 0.5), entry('"}', 1.0), entry("<|end|>", 1.0)]
+    text = '{"a": "x"}'
     assert field_confidence(text, entries, {"a": str})["a"] == pytest.approx(0.5)
 
 

@@ -191,8 +191,11 @@ def _label_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
 def _token_bytes(entry: Entry) -> bytes:
     """The bytes of a token: its ``bytes`` when given (a token may split a character)."""
     raw = entry.get("bytes")
-    if isinstance(raw, list) and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
-        return bytes(raw)
+    if isinstance(raw, list):
+        try:
+            return bytes(raw)
+        except (TypeError, ValueError):  # not a list of bytes: the token's text stands
+            pass
     token = entry.get("token")
     return token.encode("utf-8") if isinstance(token, str) else b""
 
@@ -207,13 +210,15 @@ def _token_spans(text: str, entries: Sequence[Entry]) -> list[tuple[int, int, En
     spans: list[tuple[int, int, Entry]] = []
     at = 0
     for entry in entries:
-        piece = _token_bytes(entry)
-        end = at + len(piece)
-        common = raw[at:end]
-        if common != piece[: len(common)]:
-            return None
-        spans.append((at, end, entry))
-        at = end
+        token = entry.get("token")
+        piece = token.encode("utf-8") if isinstance(token, str) else b""
+        if not raw.startswith(piece, at):  # a token that splits a character, or the end
+            piece = _token_bytes(entry)
+            common = raw[at : at + len(piece)]
+            if common != piece[: len(common)]:
+                return None
+        spans.append((at, at + len(piece), entry))
+        at += len(piece)
     return spans
 
 
