@@ -16,6 +16,7 @@ import pytest
 
 import structio as sio
 from structio.lm._stream import logprobs_of
+from structio.parsing.confidence import field_confidence
 from structio.parsing.stream import FieldValue
 from tests.wire.server import OpenAIServer, Reply, legacy_logprobs
 
@@ -182,3 +183,12 @@ def test_a_model_without_logprobs_is_refused_before_any_request(
 def test_the_option_must_be_a_bool() -> None:
     with pytest.raises(sio.ConfigurationError, match="confidence must be True or False"):
         sio.Predict(Triage, confidence="yes")  # type: ignore[arg-type]
+
+
+def test_llama_cpp_pythons_chat_conversion_without_bytes_is_read() -> None:
+    # llama_chat_format._convert_text_completion_logprobs_to_chat (same commit): the chat
+    # shape with "bytes": None everywhere and a "refusal" key; the tokens' text stands.
+    converted = [{**e, "bytes": None} for e in TOKENS]
+    entries = logprobs_of({"logprobs": {"content": converted, "refusal": None}})
+    fields = {name: f.annotation for name, f in Triage.output_fields.items()}
+    assert field_confidence(text_of(TOKENS), entries, fields) == EXPECTED
