@@ -242,3 +242,19 @@ def test_prompt_options_are_not_sent_as_request_parameters() -> None:
     assert answer.options.max_retries == 1
     assert answer.params == {"temperature": 0.5}
     assert lm.calls[0].params.get("max_retries") is None
+
+
+@pytest.mark.parametrize("verb", VERBS)
+@pytest.mark.parametrize("caller", CALLERS)
+def test_confidence_asks_for_logprobs_or_is_refused(caller: str, verb: str) -> None:
+    lm = sio.FakeLM([GOOD], profile={"logprobs": True})
+    assert run(make(caller, lm, confidence=True), verb) == 4
+    assert lm.calls[0].params["logprobs"] is True
+    assert lm.calls[0].params["top_logprobs"] == 5
+    refused = sio.FakeLM([GOOD])  # its profile says no logprobs
+    with pytest.raises(sio.ConfigurationError, match="logprobs"):
+        run(make(caller, refused, confidence=True), verb)
+    assert not refused.calls
+    plain = sio.FakeLM([GOOD], profile={"logprobs": True})
+    assert run(make(caller, plain), verb) == 4
+    assert "logprobs" not in plain.calls[0].params

@@ -65,6 +65,14 @@ class Reply:
     #: the client can prove it read those chunks before the rest was sent.
     hold_after: int | None = None
     release: threading.Event = field(default_factory=threading.Event)
+    #: When the request asks for ``logprobs``: each choice's token entries, in OpenAI's
+    #: chat shape (``{"token", "logprob", "bytes", "top_logprobs"}``), sent instead of the
+    #: made-up ones of `token_logprobs`. Their tokens must spell the choice's content; a
+    #: stream then sends one token per chunk.
+    logprobs: list[list[dict[str, Any]]] | None = None
+    #: Send the log probabilities in the legacy completions shape (`legacy_logprobs`), as
+    #: llama-cpp-python's server does, instead of OpenAI's chat shape.
+    legacy: bool = False
     usage: dict[str, Any] = field(
         default_factory=lambda: {
             "prompt_tokens": 11,
@@ -580,7 +588,12 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
     ) -> dict[str, Any]:
         choice = {"index": index, "delta": delta, "finish_reason": finish}
         if body.get("logprobs") and delta.get("content"):
-            choice["logprobs"] = {"content": token_logprobs(delta["content"], size, token)}
+            entries = (
+                [reply.logprobs[index][token]]
+                if reply.logprobs
+                else token_logprobs(delta["content"], size, token)
+            )
+            choice["logprobs"] = _logprobs_object(entries, reply.legacy)
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion.chunk",
@@ -601,9 +614,13 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
         for start in range(0, longest, size):
             delta = {name: thought[start : start + size] for name, thought in thoughts.items()}
             chunks.append(chunk(index, delta))
-        for start in range(0, len(text or ""), size):
-            piece = (text or "")[start : start + size]
-            chunks.append(chunk(index, {"content": piece}, token=start // size))
+        if reply.logprobs and body.get("logprobs"):  # one scripted token per chunk
+            for position, entry in enumerate(reply.logprobs[index]):
+                chunks.append(chunk(index, {"content": entry["token"]}, token=position))
+        else:
+            for start in range(0, len(text or ""), size):
+                piece = (text or "")[start : start + size]
+                chunks.append(chunk(index, {"content": piece}, token=start // size))
         for position, call in enumerate(reply.tool_calls or ()):
             # As OpenAI streams a call: its id and name first, then its arguments in pieces.
             function = call["function"]
@@ -644,6 +661,37 @@ def token_logprobs(text: str, size: int, first: int = 0) -> list[dict[str, Any]]
     ]
 
 
+def _logprobs_object(entries: list[dict[str, Any]], legacy: bool) -> dict[str, Any]:
+    """A choice's ``logprobs``: OpenAI's chat shape, or the legacy one (`legacy_logprobs`)."""
+    return legacy_logprobs(entries) if legacy else {"content": entries}
+
+
+def legacy_logprobs(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """OpenAI chat entries in the legacy completions shape llama-cpp-python sends.
+
+    The shape of ``llama_cpp.llama_types.CompletionLogprobs``, built in
+    ``Llama._create_completion`` (``llama_cpp/llama.py``, abetlen/llama-cpp-python at
+    3691546f1c9e0c1bf93323dff02230bd959cf562): ``tokens``, ``text_offset`` (where each
+    token starts in the text), ``token_logprobs``, and ``top_logprobs`` as one dict of
+    token -> logprob per token, which holds the chosen token too.
+    """
+    offsets, at = [], 0
+    for entry in entries:
+        offsets.append(at)
+        at += len(entry["token"])
+    tops = []
+    for entry in entries:
+        top = {alt["token"]: alt["logprob"] for alt in entry.get("top_logprobs") or ()}
+        top[entry["token"]] = entry["logprob"]
+        tops.append(top)
+    return {
+        "tokens": [entry["token"] for entry in entries],
+        "text_offset": offsets,
+        "token_logprobs": [entry["logprob"] for entry in entries],
+        "top_logprobs": tops,
+    }
+
+
 def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     contents = _contents(reply, body)
     message: dict[str, Any] = {"role": "assistant", **_reasonings(reply)}
@@ -654,8 +702,13 @@ def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         for i, text in enumerate(contents)
     ]
     if body.get("logprobs"):  # asked for, as OpenAI sends them: one entry per token
-        for choice, text in zip(choices, contents, strict=True):
-            choice["logprobs"] = {"content": token_logprobs(text or "", reply.chunk_size)}
+        for i, (choice, text) in enumerate(zip(choices, contents, strict=True)):
+            entries = (
+                reply.logprobs[i]
+                if reply.logprobs
+                else token_logprobs(text or "", reply.chunk_size)
+            )
+            choice["logprobs"] = _logprobs_object(entries, reply.legacy)
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",

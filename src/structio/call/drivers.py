@@ -249,7 +249,7 @@ def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallRe
         flow.close()
         raise
     assert reader is not None  # noqa: S101 - a flow sends at least once
-    yield from reader.finish(result.outputs[0])
+    yield from _scored(reader.finish(result.outputs[0]), result)
     yield from _native_events(request, result)
     return result
 
@@ -309,7 +309,10 @@ async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, No
         flow.close()
         raise
     assert reader is not None  # noqa: S101 - a flow sends at least once
-    for event in [*reader.finish(result.outputs[0]), *_native_events(request, result)]:
+    for event in [
+        *_scored(reader.finish(result.outputs[0]), result),
+        *_native_events(request, result),
+    ]:
         yield event
     yield result
 
@@ -321,6 +324,21 @@ def _piece(reader: StreamReader, piece: StreamItem) -> list[StreamEvent]:
     if isinstance(piece, ToolCallPiece):
         return reader.feed_call(piece.index, piece.name, piece.arguments)
     return []
+
+
+def _scored(events: Iterable[StreamEvent], result: CallResult) -> list[StreamEvent]:
+    """The events at the end of a stream, each `FieldValue` with its output's confidence.
+
+    Only these: a value given while the model wrote went out before the whole answer (and
+    its log probabilities) was known, and carries ``None``.
+    """
+    known = result.confidence[0] if result.confidence else None
+    if not known:
+        return list(events)
+    return [
+        FieldValue(e.field, e.value, known.get(e.field)) if type(e) is FieldValue else e
+        for e in events
+    ]
 
 
 def _native_events(request: Request, result: CallResult) -> list[StreamEvent]:

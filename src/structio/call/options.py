@@ -44,6 +44,11 @@ class CallOptions:
             no blind request of its own. Transport retries are the LM's ``num_retries``.
         check_inputs: Check each input value against its declared type first (a
             `FormatError` if one does not fit); ``False`` sends values as they are.
+        confidence: Ask for token log probabilities (``logprobs=True``, ``top_logprobs=5``
+            unless the call sets its own) and give each output's confidence
+            (`CallResult.confidence`, ``pred.meta.confidence``; its meaning:
+            `structio.parsing.confidence`). A model whose profile says it returns none is
+            a `ConfigurationError` before any request.
 
     Raises:
         ConfigurationError: An option has a value it cannot take (a negative
@@ -54,6 +59,7 @@ class CallOptions:
     truncation_step: TruncationStep = 0
     max_retries: int = 0
     check_inputs: bool = True
+    confidence: bool = False
 
     def __post_init__(self) -> None:
         check_retries(self.max_retries)
@@ -70,10 +76,11 @@ class CallOptions:
             raise ConfigurationError(
                 f"truncation_step must be 0, a positive number of tokens or 'auto'; got {step!r}"
             )
-        if not isinstance(self.check_inputs, bool):
-            raise ConfigurationError(
-                f"check_inputs must be True or False; got {self.check_inputs!r}"
-            )
+        for name in ("check_inputs", "confidence"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigurationError(
+                    f"{name} must be True or False; got {getattr(self, name)!r}"
+                )
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

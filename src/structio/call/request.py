@@ -12,6 +12,7 @@ from structio.adapters.native import Native
 from structio.call.options import CallOptions
 from structio.call.result import CallResult, Fallback, fallback_route
 from structio.exceptions import (
+    ConfigurationError,
     ContextWindowExceededError,
     ParseError,
     ServerError,
@@ -20,6 +21,7 @@ from structio.exceptions import (
 from structio.lm.base import BaseLM
 from structio.lm.types import Completion, LMResponse
 from structio.parsing.clean import drafts
+from structio.parsing.confidence import field_confidence
 from structio.rendering.prompt import Part, Prompt, Truncation, TruncationStep
 from structio.signatures.signature import Signature
 
@@ -63,6 +65,8 @@ class Request:
     native: Native | None = None
     # The signature the call was made with, which a fallback call starts from again.
     given_signature: type[Signature] | None = None
+    # Whether each output's confidence is read from the response's log probabilities.
+    confidence: bool = False
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -179,6 +183,8 @@ def begin(
         request_params = native.request_params(
             request_params, inputs or {}, getattr(lm, "params", None)
         )
+    if options.confidence:
+        request_params = _with_logprobs(lm, request_params)
     request = Request(
         adapter,
         sig,
@@ -192,6 +198,7 @@ def begin(
         inputs,
         native,
         given_signature,
+        options.confidence,
     )
     if options.max_prompt_tokens is not None:
         request = request.truncated("max_prompt_tokens", options.max_prompt_tokens)
@@ -245,7 +252,46 @@ def read(request: Request, response: LMResponse) -> CallResult:
         if native is not None:
             values = _native_values(request, completion, values)
         outputs.append(values)
-    return CallResult(outputs, route, [response], request.truncation, limited, fallback=fallback)
+    return CallResult(
+        outputs,
+        route,
+        [response],
+        request.truncation,
+        limited,
+        fallback=fallback,
+        confidence=_confidence(request, response) if request.confidence else None,
+    )
+
+
+#: How many alternatives per token a call that asks for confidence gets (OpenAI allows 20).
+TOP_LOGPROBS = 5
+
+
+def _with_logprobs(lm: BaseLM, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` asking for log probabilities, or a `ConfigurationError` if the model has none.
+
+    ``top_logprobs`` the caller set (in the call's or the LM's parameters) is kept.
+    """
+    if not lm.profile.logprobs:
+        model = getattr(lm, "model", type(lm).__name__)
+        raise ConfigurationError(
+            f"confidence=True needs token log probabilities, and the profile of {model!r} "
+            "says it returns none. If the model (or its server) does return them, say so: "
+            f"LM({model!r}, profile={{'logprobs': True}})"
+        )
+    wanted = {"logprobs": True, **params}
+    if "top_logprobs" not in params and "top_logprobs" not in (getattr(lm, "params", None) or {}):
+        wanted["top_logprobs"] = TOP_LOGPROBS
+    return wanted
+
+
+def _confidence(request: Request, response: LMResponse) -> tuple[dict[str, float | None], ...]:
+    """Each choice's output confidences (`CallResult.confidence`), read from its text."""
+    fields = {name: f.annotation for name, f in request.original.output_fields.items()}
+    return tuple(
+        field_confidence(completion.text, completion.logprobs, fields)
+        for completion in response.completions
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -52,6 +52,10 @@ class CallResult:
         fallback: ``None`` when the adapter read the answer itself, ``"reparse"`` when the
             same completion was read in the fallback's format, ``"request"`` when the
             fallback adapter made a request of its own.
+        confidence: With ``CallOptions(confidence=True)``, one dict per choice (as
+            `outputs`): each output's confidence in [0, 1] from the answering response's
+            log probabilities, or ``None`` where it cannot be known (what the number
+            means: `structio.parsing.confidence`). ``None`` when not asked.
     """
 
     outputs: list[dict[str, Any]]
@@ -61,6 +65,7 @@ class CallResult:
     max_tokens_reached: bool = False
     attempts: tuple[Attempt, ...] = ()
     fallback: Fallback | None = None
+    confidence: tuple[dict[str, float | None], ...] | None = None
 
     @property
     def path(self) -> Route:

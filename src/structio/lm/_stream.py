@@ -63,13 +63,45 @@ def logprobs_of(choice: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     """The token log probabilities of a choice or a streamed chunk's choice, if it has any.
 
     OpenAI's (and vLLM's) ``choice.logprobs.content``: one entry per token, ``{"token",
-    "logprob", "bytes", "top_logprobs"}``, kept as the server sent it.
+    "logprob", "bytes", "top_logprobs"}``, kept as the server sent it. The legacy
+    completions shape, which llama-cpp-python's server answers chat requests in
+    (``{"tokens", "token_logprobs", "text_offset", "top_logprobs"}``, each top list a dict
+    of token -> logprob), is turned into entries of the same shape, so everything after
+    this reads one shape. A server that sends both is read by its ``content``.
     """
     logprobs = choice.get("logprobs")
-    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
-    if not isinstance(content, list):
+    if not isinstance(logprobs, Mapping):
         return None
-    return [entry for entry in content if isinstance(entry, Mapping)]
+    content = logprobs.get("content")
+    if isinstance(content, list):
+        return [entry for entry in content if isinstance(entry, Mapping)]
+    tokens = logprobs.get("tokens")
+    if not isinstance(tokens, list):
+        return None
+    return _legacy_entries(tokens, logprobs.get("token_logprobs"), logprobs.get("top_logprobs"))
+
+
+def _legacy_entries(tokens: list[Any], logprobs: Any, tops: Any) -> list[Mapping[str, Any]]:
+    """The legacy completions shape's lists as OpenAI's chat entries, one per token."""
+    logprobs = logprobs if isinstance(logprobs, list) else []
+    tops = tops if isinstance(tops, list) else []
+    entries: list[Mapping[str, Any]] = []
+    for i, token in enumerate(tokens):
+        if not isinstance(token, str):
+            continue
+        top = tops[i] if i < len(tops) else None
+        entries.append(
+            {
+                "token": token,
+                "logprob": logprobs[i] if i < len(logprobs) else None,
+                "bytes": None,  # the legacy shape has none: the token's text stands
+                "top_logprobs": [
+                    {"token": alt, "logprob": value, "bytes": None}
+                    for alt, value in (top.items() if isinstance(top, Mapping) else ())
+                ],
+            }
+        )
+    return entries
 
 
 class StreamAssembler:

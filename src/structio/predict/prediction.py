@@ -84,6 +84,10 @@ class PredictionMeta:
             include them.
         fallback: Whether and how the adapter's fallback was used: ``None``,
             ``"reparse"`` (the same completion read in its format) or ``"request"``.
+        confidences: With ``confidence=True``, each choice's output confidences (see
+            `confidence`), in the order of ``pred.completions``; else ``None``.
+        choice: Which choice of the call this prediction is (``pred.completions[i]``'s
+            meta says ``i``): the one `confidence` speaks of.
     """
 
     route: Route = "chat"
@@ -94,6 +98,27 @@ class PredictionMeta:
     max_tokens_reached: bool = False
     attempts: tuple[Attempt, ...] = ()
     fallback: Fallback | None = None
+    confidences: tuple[dict[str, float | None], ...] | None = None
+    choice: int = 0
+
+    @property
+    def confidence(self) -> dict[str, float | None] | None:
+        """Each output's confidence in [0, 1] for this choice, ``None`` where unknown.
+
+        Asked for with ``Predict(..., confidence=True)``; ``None`` when it was not. For a
+        label (``Literal``, ``Enum``, ``bool``) the probability of the chosen option
+        against the others; for any other value the geometric mean of its tokens'
+        probabilities. The details: `structio.parsing.confidence`.
+        """
+        if self.confidences is None or self.choice >= len(self.confidences):
+            return None
+        return self.confidences[self.choice]
+
+    def of_choice(self, index: int) -> PredictionMeta:
+        """This meta as choice ``index``'s (the same when no confidence was asked)."""
+        if self.confidences is None or index == self.choice:
+            return self
+        return dataclasses.replace(self, choice=index)
 
     @classmethod
     def from_result(cls, result: CallResult) -> PredictionMeta:
@@ -107,6 +132,7 @@ class PredictionMeta:
             max_tokens_reached=result.max_tokens_reached,
             attempts=tuple(result.attempts),
             fallback=result.fallback,
+            confidences=result.confidence,
         )
 
     def lm_usage(self) -> dict[str, dict[str, Any]]:
@@ -394,15 +420,19 @@ class Completions(Sequence[Prediction]):
 
     def __getitem__(self, index: int | slice) -> Prediction | list[Prediction]:
         if isinstance(index, slice):
-            return [_made(Prediction, item, None, self._meta) for item in self._items[index]]
-        return _made(Prediction, self._items[index], None, self._meta)
+            chosen = range(len(self._items))[index]
+            return [
+                _made(Prediction, self._items[i], None, self._meta.of_choice(i)) for i in chosen
+            ]
+        item = self._items[index]  # an index out of range raises here
+        return _made(Prediction, item, None, self._meta.of_choice(index % len(self._items)))
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __iter__(self) -> Iterator[Prediction]:
-        for item in self._items:
-            yield _made(Prediction, item, None, self._meta)
+        for i, item in enumerate(self._items):
+            yield _made(Prediction, item, None, self._meta.of_choice(i))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Completions):

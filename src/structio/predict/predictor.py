@@ -120,6 +120,9 @@ class Predict:
             that does not fit (``3`` for a ``str`` input, ``"many"`` for an ``int``) is a
             `FormatError` naming the field, the type and the value. ``False`` sends values
             as they are (DSPy only warns), for code that relies on duck typing.
+        confidence: Give each output's confidence in [0, 1], ``pred.meta.confidence``, from
+            the model's token log probabilities (asked for on every call): a
+            `ConfigurationError` if the model's profile says it returns none.
         **params: Request parameters for every call (``temperature``, ``n``...), kept in
             `params` (formerly ``lm_kwargs``).
 
@@ -139,9 +142,12 @@ class Predict:
         truncation_step: TruncationStep = 0,
         max_retries: int = 0,
         check_inputs: bool = True,
+        confidence: bool = False,
         **params: Any,
     ) -> None:
-        options = calling.CallOptions(max_prompt_tokens, truncation_step, max_retries, check_inputs)
+        options = calling.CallOptions(
+            max_prompt_tokens, truncation_step, max_retries, check_inputs, confidence
+        )
         if isinstance(signature, str):
             signature = make_signature(signature)
         if not isinstance(signature, SignatureMeta):

@@ -74,16 +74,30 @@ class FieldValue(StreamEvent):
     Attributes:
         field: The output's name.
         value: The value, as the final `Prediction` holds it.
+        confidence: The output's confidence in [0, 1] (``confidence=True``; its meaning:
+            `structio.parsing.confidence`), known once the whole answer is: a value given
+            while the model writes carries ``None``, one given at the end of the stream
+            carries it when known (the result's ``meta.confidence`` holds every output's).
+            Metadata, not part of the event: equality, hashing and ``case FieldValue(f,
+            v)`` see the field and the value only.
     """
 
-    __slots__ = ("field", "value")
+    __slots__ = ("confidence", "field", "value")
     __match_args__ = ("field", "value")
     field: str
     value: Any
+    confidence: float | None
 
-    def __init__(self, field: str, value: Any) -> None:
+    def __init__(self, field: str, value: Any, confidence: float | None = None) -> None:
         object.__setattr__(self, "field", field)
         object.__setattr__(self, "value", value)
+        object.__setattr__(self, "confidence", confidence)
+
+    def __repr__(self) -> str:
+        shown = super().__repr__()
+        if self.confidence is None:
+            return shown
+        return f"{shown[:-1]}, confidence={self.confidence!r})"
 
 
 class Reread(StreamEvent):
