@@ -67,7 +67,8 @@ def test_the_profile_says_which_server_and_what_it_takes() -> None:
     assert profile.json_schema
     assert profile.schema_dialect == "json-schema"
     assert profile.json_object
-    assert not profile.logprobs
+    assert profile.logprobs  # its legacy shape is read
+    assert not sio.LM("ollama/q").profile.logprobs
     assert sio.LM("lm_studio/qwen").profile.json_object is False
     assert sio.LM("openai/gpt-4o-mini").profile.server is None
     # A profile= override still has the last word; the setting travels with the LM.

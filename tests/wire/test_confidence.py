@@ -8,6 +8,7 @@ abetlen/llama-cpp-python 3691546f1c9e0c1bf93323dff02230bd959cf562).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
 from typing import Any, Literal
@@ -19,6 +20,7 @@ from structio.lm._stream import logprobs_of
 from structio.parsing.confidence import field_confidence
 from structio.parsing.stream import FieldValue
 from tests.wire.server import OpenAIServer, Reply, legacy_logprobs
+from tests.wire.test_stream import ended
 
 MakeLM = Callable[..., sio.LM]
 
@@ -124,20 +126,35 @@ def test_json_answers_score_values_not_keys(server: OpenAIServer, make_lm: MakeL
     }
 
 
-def test_a_stream_gives_the_values_at_its_end_their_confidence(
-    server: OpenAIServer, make_lm: MakeLM
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_gives_each_value_its_confidence_as_it_comes(
+    server: OpenAIServer, make_lm: MakeLM, mode: str
 ) -> None:
-    server.reply(Reply(content=text_of(TOKENS), logprobs=[TOKENS]))
-    stream = sio.Predict(Triage, lm=make_lm(), confidence=True).stream(ticket="crash")
-    events = list(stream)
-    values = [e for e in events if isinstance(e, FieldValue)]
+    reply = Reply(content=text_of(TOKENS), logprobs=[TOKENS], hold_after=len(TOKENS) - 1)
+    server.reply(reply)
+    predict = sio.Predict(Triage, lm=make_lm(), confidence=True)
+    seen: list[Any] = []
+
+    async def read() -> None:
+        async for item in predict.astream(ticket="crash"):
+            seen.append(item)
+            if isinstance(item, FieldValue):
+                reply.release.set()
+
+    if mode == "astream":
+        asyncio.run(read())
+    else:
+        for item in predict.stream(ticket="crash"):
+            seen.append(item)
+            if isinstance(item, FieldValue):
+                reply.release.set()  # the server sends the last tokens only now
+    assert ended(server).released is True  # a value came before the last tokens were sent
+    values = [e for e in seen if isinstance(e, FieldValue)]
     assert {v.field: v.value for v in values} == {"category": "bug", "summary": "App crashes"}
-    # The summary's text runs to the end of the answer: its value comes at the end, scored;
-    # a value given while the model wrote carries None (its tokens were not all known).
-    by_field = {v.field: v.confidence for v in values}
-    assert by_field["summary"] == pytest.approx(0.5)
-    assert by_field["category"] is None  # given when the summary's marker came
-    assert stream.result.meta.confidence == EXPECTED
+    # The category was given while the model wrote (the server held the rest until then),
+    # scored from the tokens received so far; the summary, at the end, from all of them.
+    assert {v.field: v.confidence for v in values} == EXPECTED
+    assert seen[-1].meta.confidence == EXPECTED
     # Confidence is metadata: the events compare as before.
     assert FieldValue("summary", "App crashes", 0.5) == FieldValue("summary", "App crashes")
 

@@ -16,8 +16,16 @@ from structio.call.options import CallOptions
 from structio.call.request import Builder, Request, begin
 from structio.call.result import CallResult
 from structio.lm.base import BaseLM, reset_origin, set_origin
-from structio.lm.types import AsyncLMStream, LMResponse, ReasoningPiece, StreamItem, ToolCallPiece
+from structio.lm.types import (
+    AsyncLMStream,
+    LMResponse,
+    LogprobsPiece,
+    ReasoningPiece,
+    StreamItem,
+    ToolCallPiece,
+)
 from structio.observe.dispatch import CallScope, call_started
+from structio.parsing.confidence import field_confidence
 from structio.parsing.stream import (
     Failed,
     FieldValue,
@@ -224,6 +232,7 @@ def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallRe
             request = step.request
             reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
             shown = False
+            scorer = _Scorer(request) if request.confidence else None
             source = lm.stream(request.messages, pieces=True, **request.params)
             with source:
                 try:
@@ -233,6 +242,8 @@ def _drive_stream(flow: Flow, lm: BaseLM) -> Generator[StreamEvent, None, CallRe
                     continue
                 while not isinstance(item, LMResponse):
                     events = reader.feed(item) if type(item) is str else _piece(reader, item)
+                    if scorer is not None:
+                        events = scorer.scored(item, events)
                     if events:
                         shown = said = True
                         yield from events
@@ -283,6 +294,7 @@ async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, No
             request = step.request
             reader = request.adapter.stream_reader(request.signature, inputs=request.inputs)
             shown = False
+            scorer = _Scorer(request) if request.confidence else None
             source = lm.astream(request.messages, pieces=True, **request.params)
             async with source:
                 try:
@@ -292,6 +304,8 @@ async def _adrive_stream(flow: Flow, lm: BaseLM) -> AsyncGenerator[StreamOut, No
                     continue
                 while not isinstance(item, LMResponse):
                     events = reader.feed(item) if type(item) is str else _piece(reader, item)
+                    if scorer is not None:
+                        events = scorer.scored(item, events)
                     if events:
                         shown = said = True
                         for event in events:
@@ -326,12 +340,39 @@ def _piece(reader: StreamReader, piece: StreamItem) -> list[StreamEvent]:
     return []
 
 
-def _scored(events: Iterable[StreamEvent], result: CallResult) -> list[StreamEvent]:
-    """The events at the end of a stream, each `FieldValue` with its output's confidence.
+class _Scorer:
+    """Each `FieldValue` given while the model writes, with its confidence (when asked).
 
-    Only these: a value given while the model wrote went out before the whole answer (and
-    its log probabilities) was known, and carries ``None``.
+    The value is complete in the text so far, and the tokens that spell it have come (a
+    `LogprobsPiece` comes before its text): its confidence is read as the whole answer's
+    is, from the text and the log probabilities received so far.
     """
+
+    def __init__(self, request: Request) -> None:
+        self.fields = {name: f.annotation for name, f in request.original.output_fields.items()}
+        self.texts: list[str] = []
+        self.entries: list[Mapping[str, Any]] = []
+
+    def scored(self, item: StreamItem, events: list[StreamEvent]) -> list[StreamEvent]:
+        if type(item) is str:
+            self.texts.append(item)
+        elif isinstance(item, LogprobsPiece):
+            self.entries.extend(item.entries)
+        if not any(type(e) is FieldValue for e in events):
+            return events
+        text = "".join(self.texts)
+        self.texts = [text]
+        return [self._one(text, e) if type(e) is FieldValue else e for e in events]
+
+    def _one(self, text: str, event: FieldValue) -> FieldValue:
+        if event.field not in self.fields:
+            return event
+        known = field_confidence(text, self.entries, {event.field: self.fields[event.field]})
+        return FieldValue(event.field, event.value, known[event.field])
+
+
+def _scored(events: Iterable[StreamEvent], result: CallResult) -> list[StreamEvent]:
+    """The events at the end of a stream, each `FieldValue` with its output's confidence."""
     known = result.confidence[0] if result.confidence else None
     if not known:
         return list(events)

@@ -52,7 +52,13 @@ from structio.lm._http import (
 from structio.lm._stream import StreamAssembler, usage_of
 from structio.lm.base import no_choices_error
 from structio.lm.models import cost_of
-from structio.lm.types import Completion, LMResponse, ReasoningPiece, ToolCallPiece
+from structio.lm.types import (
+    Completion,
+    LMResponse,
+    LogprobsPiece,
+    ReasoningPiece,
+    ToolCallPiece,
+)
 
 __all__ = ["RESPONSES", "ResponsesAPI", "ResponsesAssembler", "chat_usage", "to_response"]
 
@@ -480,6 +486,7 @@ class ResponsesAssembler(StreamAssembler):
             self.texts[0].append(delta)
             if isinstance(event.get("logprobs"), list):
                 self.logprobs.setdefault(0, []).extend(event["logprobs"])
+                self.pieces.append(LogprobsPiece(tuple(event["logprobs"])))
             return delta
         if kind == "response.refusal.delta":
             self.refused = True

@@ -20,6 +20,7 @@ from structio.lm.models import cost_of
 from structio.lm.types import (
     Completion,
     LMResponse,
+    LogprobsPiece,
     ReasoningPiece,
     StreamPiece,
     ToolCallPiece,
@@ -118,7 +119,7 @@ class StreamAssembler:
         self.usage: Any = None
         self.done = False
         #: The first choice's reasoning and tool-call pieces not handed out yet (`handed`).
-        self.pieces: list[ReasoningPiece | ToolCallPiece] = []
+        self.pieces: list[ReasoningPiece | ToolCallPiece | LogprobsPiece] = []
 
     def handed(self, new: str) -> list[StreamPiece]:
         """What a transport hands out after a line or chunk: its pieces, then its ``new`` text."""
@@ -191,6 +192,8 @@ class StreamAssembler:
             logprobs = logprobs_of(choice)
             if logprobs:
                 self.logprobs.setdefault(index, []).extend(logprobs)
+                if index == 0:
+                    self.pieces.append(LogprobsPiece(tuple(logprobs)))
             if choice.get("finish_reason"):
                 self.reasons[index] = choice["finish_reason"]
         return new

@@ -180,9 +180,9 @@ def served_by(profile: ModelProfile, server: LocalServer | None) -> ModelProfile
         json_schema=True,
         schema_dialect="json-schema",
         json_object=server.json_object,
-        # vLLM and SGLang return OpenAI's logprobs; llama-cpp-python answers in the legacy
-        # completions shape, Ollama and LM Studio not at all.
-        logprobs=server.name in ("vllm", "sglang"),
+        # vLLM and SGLang return OpenAI's logprobs; llama-cpp-python the legacy completions
+        # shape (read as OpenAI's: `lm._stream.logprobs_of`); Ollama and LM Studio none.
+        logprobs=server.name in ("vllm", "sglang", "llamacpp"),
     )
 
 

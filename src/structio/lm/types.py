@@ -12,6 +12,7 @@ __all__ = [
     "Completion",
     "LMResponse",
     "LMStream",
+    "LogprobsPiece",
     "ReasoningPiece",
     "StreamItem",
     "StreamPiece",
@@ -267,10 +268,34 @@ class ToolCallPiece:
         return f"ToolCallPiece({self.index}, {self.name!r}, {self.arguments!r})"
 
 
-StreamPiece = Union[str, ReasoningPiece, ToolCallPiece]  # noqa: UP007 - a runtime alias on 3.10
+class LogprobsPiece:
+    """Token log probabilities of the first choice's new text, in OpenAI's entry shape.
+
+    Given by ``lm.stream(..., pieces=True)`` only, before the text they are of; what a
+    stream's `FieldValue` confidence is read from.
+
+    Attributes:
+        entries: ``{"token", "logprob", "bytes", "top_logprobs"}`` per token.
+    """
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: tuple[Mapping[str, Any], ...]) -> None:
+        self.entries = entries
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LogprobsPiece) and other.entries == self.entries
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LogprobsPiece({len(self.entries)} tokens)"
+
+
+StreamPiece = Union[str, ReasoningPiece, ToolCallPiece, LogprobsPiece]  # noqa: UP007 - a runtime alias on 3.10
 """What a transport's stream yields before its end: text, reasoning and tool-call pieces."""
 
-StreamItem = Union[str, ReasoningPiece, ToolCallPiece, LMResponse]  # noqa: UP007 - 3.10
+StreamItem = Union[str, ReasoningPiece, ToolCallPiece, LogprobsPiece, LMResponse]  # noqa: UP007 - 3.10
 """What an LM stream yields: text (and, when asked, reasoning and tool-call pieces) as it
 comes, then the whole `LMResponse`."""
 
@@ -300,10 +325,10 @@ class LMStream(Iterator[StreamItem]):
 
     Iterate it: each item is a `str` (new text of the first choice) until the last, which
     is the `LMResponse` (every choice, finish reasons, usage, cost), also kept in
-    `response`. With ``lm.stream(..., pieces=True)``, `ReasoningPiece` and `ToolCallPiece`
-    items come too, as the provider streams them. Leaving the loop early, or `close`, ends
-    the request (the HTTP response is closed); use it as a context manager to be sure of
-    that.
+    `response`. With ``lm.stream(..., pieces=True)``, `ReasoningPiece`, `ToolCallPiece`
+    and `LogprobsPiece` items come too, as the provider streams them. Leaving the loop
+    early, or `close`, ends the request (the HTTP response is closed); use it as a context
+    manager to be sure of that.
 
     Example:
         >>> for item in lm.stream(messages):                      # doctest: +SKIP
