@@ -209,3 +209,11 @@ def test_llama_cpp_pythons_chat_conversion_without_bytes_is_read() -> None:
     entries = logprobs_of({"logprobs": {"content": converted, "refusal": None}})
     fields = {name: f.annotation for name, f in Triage.output_fields.items()}
     assert field_confidence(text_of(TOKENS), entries, fields) == EXPECTED
+
+
+def test_confidence_is_saved_with_the_prompt(tmp_path: Any) -> None:
+    predict = sio.Predict(Triage, confidence=True)
+    path = tmp_path / "triage.json"
+    predict.save(path)
+    assert sio.Predict.load(path).options.confidence is True
+    assert "confidence" not in sio.Predict(Triage).to_dict()  # files without it unchanged

@@ -255,6 +255,7 @@ def prompt_data(predict: Saved) -> dict[str, Any]:
         # Only when set, so files saved without re-asking stay as they were.
         **({"max_retries": predict.options.max_retries} if predict.options.max_retries else {}),
         **({} if predict.options.check_inputs else {"check_inputs": False}),
+        **({"confidence": True} if predict.options.confidence else {}),
     }
 
 
@@ -307,6 +308,7 @@ def from_data(
         truncation_step=data.get("truncation_step", 0),
         max_retries=max_retries,
         check_inputs=data.get("check_inputs", True),
+        confidence=data.get("confidence") is True,
         **params,
     )
 
