@@ -28,6 +28,7 @@ __all__ = [
     "decode_marked",
     "decode_object",
     "decode_text",
+    "decode_text_whole",
     "marked_pairs",
     "unique_pairs",
 ]
@@ -246,12 +247,45 @@ def decode_text(text: str) -> Any:
         DuplicateKeyError: An object in the text gives a key two different values.
         ValueError: The JSON in the text is cut off.
     """
+    return decode_text_whole(text)[0]
+
+
+def decode_text_whole(text: str) -> tuple[Any, bool]:
+    """`decode_text`, and whether plain JSON read the whole text (no fence, no prose).
+
+    A reader that must know whether data was the whole text, not a bracket inside prose,
+    needs no second pass over a long answer when it was.
+
+    Raises:
+        DuplicateKeyError: An object in the text gives a key two different values.
+        ValueError: The JSON in the text is cut off.
+    """
+    try:  # `decode_json`'s first step, here to know whether it read the text
+        value = _json(text, _SCAN)
+    except DuplicateKeyError:
+        raise
+    except _LITERAL_ERRORS:
+        return _after_json(text), False
+    if text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH:
+        try:
+            value = _shallow(value)
+        except ValueError:
+            return _not_json(text), False
+    return value, True
+
+
+def _after_json(text: str) -> Any:
+    """`decode_text` of text that plain JSON did not read."""
     try:
-        return decode_json(text, repair=False)
+        return _ladder(text, True, False, mark=False, json_tried=True)[0]
     except DuplicateKeyError:
         raise
     except ValueError:
-        pass
+        return _not_json(text)
+
+
+def _not_json(text: str) -> Any:
+    """`decode_text` of text that neither JSON nor a Python literal read whole."""
     call = python_call_reading(text)
     if call is not NO_READING:
         return call

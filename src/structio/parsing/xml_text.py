@@ -16,6 +16,8 @@ __all__ = ["escape_text", "leaf_text", "quote_attribute", "unescape", "written_t
 
 _ENTITY = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));")
 _NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+# Each named escape as written, `&amp;` last: the order they are decoded in.
+_NAMED_ENTITIES = {f"&{name};": _NAMED[name] for name in ("lt", "gt", "quot", "apos", "amp")}
 _CDATA_OPEN = "<![CDATA["
 _CDATA_CLOSE = "]]>"
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
@@ -44,6 +46,15 @@ def _decoded(text: str) -> str | None:
     """The text with its escapes decoded, or ``None`` if some ``&`` starts no escape."""
     if "&" not in text:
         return text
+    ampersands = text.count("&")
+    written = [(entity, char) for entity, char in _NAMED_ENTITIES.items() if entity in text]
+    if sum(text.count(entity) for entity, _ in written) == ampersands:
+        # Only named escapes (what `escape_text` writes): decoded by string methods, not a
+        # Python call per escape (a long answer holds tens of thousands). `&amp;` last, so
+        # that the `&lt;` it may leave (`&amp;lt;`) stays text.
+        for entity, replacement in written:
+            text = text.replace(entity, replacement)
+        return text
     pieces: list[str] = []
     position = 0
     count = 0
@@ -55,7 +66,7 @@ def _decoded(text: str) -> str | None:
         pieces.append(char)
         position = match.end()
         count += 1
-    if count != text.count("&"):
+    if count != ampersands:
         return None
     pieces.append(text[position:])
     return "".join(pieces)
