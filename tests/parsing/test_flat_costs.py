@@ -8,13 +8,15 @@ checked here against the plain reading it replaces.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structio.parsing import locate
+from structio.parsing import decode, locate
 from structio.parsing.decode import decode_text, decode_text_whole
 from structio.parsing.found import norm
 from structio.parsing.labels import _label_line
@@ -142,3 +144,27 @@ def test_inputs_that_name_no_output_compile_no_pattern_per_signature() -> None:
     assert after == before
     # Text that does name the output is still searched.
     assert locate._marks("Answer_7: Paris", ("answer_7",))
+
+
+# -- depth --
+
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.integers(), st.text(alphabet="a[{", max_size=3)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=200,
+)
+
+
+@given(_VALUES, st.integers(min_value=0, max_value=80), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_depth_shortcuts_refuse_what_the_walk_refuses(value: Any, wraps: int, long: bool) -> None:
+    for _ in range(wraps):
+        value = [value]
+    text = json.dumps(value) + (" " * 5000 if long else "")
+    try:
+        decode._shallow(value)
+    except ValueError:
+        with pytest.raises(ValueError, match="nested deeper"):
+            decode._depth_checked(text, value)
+    else:
+        assert decode._depth_checked(text, value) is value

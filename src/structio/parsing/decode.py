@@ -158,9 +158,7 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
         raise
     except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
         return _ladder(text, python, repair, mark=False, json_tried=True)[0]
-    if text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH:
-        return _shallow(value)
-    return value
+    return _depth_checked(text, value)
 
 
 def decode_object(text: str, *, repair: bool = True) -> dict[Any, Any] | None:
@@ -204,18 +202,16 @@ def _ladder(
 
     ``json_tried``: plain JSON has failed already (not for a repeated key).
     """
-    # Text with this few brackets cannot nest too deep: the usual answer skips the walk.
-    deep = text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH
     try:  # the usual case, and the first step: plain JSON
         if not json_tried:
             value = _json(text, _SCAN)
-            return (_shallow(value) if deep else value), False
+            return _depth_checked(text, value), False
     except DuplicateKeyError:
         if not mark:
             raise
         try:  # an inner object closed before the text showed it is no JSON: go on if not
             value = _json(text, _MARKING_SCAN)
-            return (_shallow(value) if deep else value), True
+            return _depth_checked(text, value), True
         except _LITERAL_ERRORS:
             pass
     except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
@@ -232,7 +228,7 @@ def _ladder(
             continue
         if repeats:  # raises DuplicateKeyError unless each is marked
             value = _resolved(value, repeats, mark)
-        return (_shallow(value) if deep else value), bool(repeats)
+        return _depth_checked(text, value), bool(repeats)
     raise ValueError("the text is not JSON")
 
 
@@ -266,11 +262,10 @@ def decode_text_whole(text: str) -> tuple[Any, bool]:
         raise
     except _LITERAL_ERRORS:
         return _after_json(text), False
-    if text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH:
-        try:
-            value = _shallow(value)
-        except ValueError:
-            return _not_json(text), False
+    try:
+        value = _depth_checked(text, value)
+    except ValueError:
+        return _not_json(text), False
     return value, True
 
 
@@ -614,6 +609,50 @@ def _check_depth(text: str) -> None:
     starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
     if starts:
         scan_brackets(text, min(starts))
+
+
+# Above this length a value is looked at before its text's brackets are counted.
+_LONG_TEXT = 4096
+
+
+def _depth_checked(text: str, value: Any) -> Any:
+    """``value``, read from ``text``, or ValueError if it nests deeper than `MAX_DEPTH`.
+
+    Cheap tests settle most values without the walk (`_shallow`): text with this few
+    brackets cannot nest too deep, and neither can a value of two levels seen at a glance,
+    which a long text (one long string) is told by before its characters are counted.
+    """
+    if len(text) > _LONG_TEXT and _at_a_glance(value):
+        return value
+    if text.count("[") + text.count("{") + text.count("(") <= MAX_DEPTH:
+        return value
+    return _shallow(value)
+
+
+_CONTAINERS = (list, dict, tuple)
+
+
+def _at_a_glance(value: Any) -> bool:
+    """Whether ``value`` has no containers below its second level, told at C speed.
+
+    The kinds of a container's items are gathered by `map` and `set`, not looked at one
+    by one: a long list of strings is told by its one kind.
+    """
+    if not isinstance(value, _CONTAINERS) or not _holds_containers(value):
+        return True
+    children = _children(value)
+    if len(children) > MAX_DEPTH:
+        return False  # many items, some of them containers: counting brackets is quicker
+    return not any(isinstance(c, _CONTAINERS) and _holds_containers(c) for c in children)
+
+
+def _children(value: list[Any] | dict[Any, Any] | tuple[Any, ...]) -> Any:
+    return value.values() if isinstance(value, dict) else value
+
+
+def _holds_containers(value: Any) -> bool:
+    kinds = set(map(type, _children(value)))
+    return any(issubclass(kind, _CONTAINERS) for kind in kinds)
 
 
 def _shallow(value: Any) -> Any:
