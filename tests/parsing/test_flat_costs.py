@@ -35,6 +35,7 @@ PIECES = [
     "[[ ## 1a ## ]]",
     "[[",
     "[[[[",
+    "[ [ [ [ [ [ [ [ [ [",
     "]]",
     "\n",
     "\r\n",
@@ -49,7 +50,10 @@ PIECES = [
 @settings(max_examples=1000, deadline=None)
 def test_plain_split_is_the_multiline_pattern_split(pieces: list[str]) -> None:
     text = "".join(pieces)
-    assert locate._plain_split(text) == (_REGEX_MARKER.split(text), text.count("[["))
+    pieces = _REGEX_MARKER.split(text)
+    every = text.count("[[") == len(pieces) // 2
+    assert locate._plain_split(text) == (pieces if every else None)
+    assert locate._find_pair(text, 1) == text.find("[[", 1)
 
 
 # -- norm --
