@@ -651,6 +651,15 @@ def _children(value: list[Any] | dict[Any, Any] | tuple[Any, ...]) -> Any:
 
 
 def _holds_containers(value: Any) -> bool:
+    if isinstance(value, list):
+        # A list of strings, the long list a model writes, is told by joining it (C speed,
+        # a few times quicker than gathering the kinds): only strings join.
+        try:
+            "".join(value)
+        except TypeError:
+            pass
+        else:
+            return False
     kinds = set(map(type, _children(value)))
     return any(issubclass(kind, _CONTAINERS) for kind in kinds)
 
