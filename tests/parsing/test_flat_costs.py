@@ -92,6 +92,9 @@ ESCAPE_PIECES = ["&", "amp;", "lt;", "gt;", "quot;", "apos;", "#38;", "#x3c;", "
 def test_named_escapes_decode_as_the_pattern_reads_them(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert _decoded(text) == _decoded_by_pattern(text)
+    # Few escapes in a long text: decoded one by one.
+    padded = text + "x" * (200 * text.count("&"))
+    assert _decoded(padded) == _decoded_by_pattern(padded)
 
 
 # -- JSON read whole --
