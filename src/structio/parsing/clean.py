@@ -42,7 +42,8 @@ def clean(completion: str) -> str:
     search, and the tags inside a draft or in a run of closing ones are never visited one
     by one: linear in the text, and fast on thousands of tags.
     """
-    if _THINK_ANY.search(completion) is None:  # the usual case: no draft to drop
+    # The usual case: no draft to drop (a text without `<` is told by memchr, not a search).
+    if "<" not in completion or _THINK_ANY.search(completion) is None:
         return strip_fence(completion.strip()).strip()
     kept: list[str] = []
     position = 0

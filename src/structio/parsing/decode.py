@@ -28,6 +28,7 @@ __all__ = [
     "decode_marked",
     "decode_object",
     "decode_text",
+    "decode_text_whole",
     "marked_pairs",
     "unique_pairs",
 ]
@@ -157,9 +158,7 @@ def decode_json(text: str, *, python: bool = True, repair: bool = True) -> Any:
         raise
     except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
         return _ladder(text, python, repair, mark=False, json_tried=True)[0]
-    if text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH:
-        return _shallow(value)
-    return value
+    return _depth_checked(text, value)
 
 
 def decode_object(text: str, *, repair: bool = True) -> dict[Any, Any] | None:
@@ -203,18 +202,16 @@ def _ladder(
 
     ``json_tried``: plain JSON has failed already (not for a repeated key).
     """
-    # Text with this few brackets cannot nest too deep: the usual answer skips the walk.
-    deep = text.count("[") + text.count("{") + text.count("(") > MAX_DEPTH
     try:  # the usual case, and the first step: plain JSON
         if not json_tried:
             value = _json(text, _SCAN)
-            return (_shallow(value) if deep else value), False
+            return _depth_checked(text, value), False
     except DuplicateKeyError:
         if not mark:
             raise
         try:  # an inner object closed before the text showed it is no JSON: go on if not
             value = _json(text, _MARKING_SCAN)
-            return (_shallow(value) if deep else value), True
+            return _depth_checked(text, value), True
         except _LITERAL_ERRORS:
             pass
     except _LITERAL_ERRORS:  # RecursionError too: deep nesting is refused, not raised
@@ -231,7 +228,7 @@ def _ladder(
             continue
         if repeats:  # raises DuplicateKeyError unless each is marked
             value = _resolved(value, repeats, mark)
-        return (_shallow(value) if deep else value), bool(repeats)
+        return _depth_checked(text, value), bool(repeats)
     raise ValueError("the text is not JSON")
 
 
@@ -246,12 +243,44 @@ def decode_text(text: str) -> Any:
         DuplicateKeyError: An object in the text gives a key two different values.
         ValueError: The JSON in the text is cut off.
     """
+    return decode_text_whole(text)[0]
+
+
+def decode_text_whole(text: str) -> tuple[Any, bool]:
+    """`decode_text`, and whether plain JSON read the whole text (no fence, no prose).
+
+    A reader that must know whether data was the whole text, not a bracket inside prose,
+    needs no second pass over a long answer when it was.
+
+    Raises:
+        DuplicateKeyError: An object in the text gives a key two different values.
+        ValueError: The JSON in the text is cut off.
+    """
+    try:  # `decode_json`'s first step, here to know whether it read the text
+        value = _json(text, _SCAN)
+    except DuplicateKeyError:
+        raise
+    except _LITERAL_ERRORS:
+        return _after_json(text), False
     try:
-        return decode_json(text, repair=False)
+        value = _depth_checked(text, value)
+    except ValueError:
+        return _not_json(text), False
+    return value, True
+
+
+def _after_json(text: str) -> Any:
+    """`decode_text` of text that plain JSON did not read."""
+    try:
+        return _ladder(text, True, False, mark=False, json_tried=True)[0]
     except DuplicateKeyError:
         raise
     except ValueError:
-        pass
+        return _not_json(text)
+
+
+def _not_json(text: str) -> Any:
+    """`decode_text` of text that neither JSON nor a Python literal read whole."""
     call = python_call_reading(text)
     if call is not NO_READING:
         return call
@@ -580,6 +609,59 @@ def _check_depth(text: str) -> None:
     starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
     if starts:
         scan_brackets(text, min(starts))
+
+
+# Above this length a value is looked at before its text's brackets are counted.
+_LONG_TEXT = 4096
+
+
+def _depth_checked(text: str, value: Any) -> Any:
+    """``value``, read from ``text``, or ValueError if it nests deeper than `MAX_DEPTH`.
+
+    Cheap tests settle most values without the walk (`_shallow`): text with this few
+    brackets cannot nest too deep, and neither can a value of two levels seen at a glance,
+    which a long text (one long string) is told by before its characters are counted.
+    """
+    if len(text) > _LONG_TEXT and _at_a_glance(value):
+        return value
+    if text.count("[") + text.count("{") + text.count("(") <= MAX_DEPTH:
+        return value
+    return _shallow(value)
+
+
+_CONTAINERS = (list, dict, tuple)
+
+
+def _at_a_glance(value: Any) -> bool:
+    """Whether ``value`` has no containers below its second level, told at C speed.
+
+    The kinds of a container's items are gathered by `map` and `set`, not looked at one
+    by one: a long list of strings is told by its one kind.
+    """
+    if not isinstance(value, _CONTAINERS) or not _holds_containers(value):
+        return True
+    children = _children(value)
+    if len(children) > MAX_DEPTH:
+        return False  # many items, some of them containers: counting brackets is quicker
+    return not any(isinstance(c, _CONTAINERS) and _holds_containers(c) for c in children)
+
+
+def _children(value: list[Any] | dict[Any, Any] | tuple[Any, ...]) -> Any:
+    return value.values() if isinstance(value, dict) else value
+
+
+def _holds_containers(value: Any) -> bool:
+    if isinstance(value, list):
+        # A list of strings, the long list a model writes, is told by joining it (C speed,
+        # a few times quicker than gathering the kinds): only strings join.
+        try:
+            "".join(value)
+        except TypeError:
+            pass
+        else:
+            return False
+    kinds = set(map(type, _children(value)))
+    return any(issubclass(kind, _CONTAINERS) for kind in kinds)
 
 
 def _shallow(value: Any) -> Any:

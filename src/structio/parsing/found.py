@@ -1,6 +1,7 @@
 """What the readers of `parsing.locate` return, and the name rules they share.
 
-`Found` (where each output's text is), `norm` (a field name as drift-proof text), an
+`Found` (where each output's text is), `norm` (a field name as drift-proof text), whether
+text may spell an output's name (`_may_name`, `_may_mark`: the cheap test before a search), an
 output's ``{name}`` placeholder echoed as a value (`is_placeholder`), the prompt's own text
 copied into a value (`PromptText`, `set_aside`) and the wording of an output written twice
 (`two_values`).
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +20,19 @@ __all__ = ["Found", "PromptText", "is_placeholder", "norm", "set_aside", "two_va
 _NORM = re.compile(r"[\s_\-]+")
 
 
-@functools.lru_cache(maxsize=4096)
 def norm(name: str) -> str:
     """A field name as drift-proof text: ``Needs-Human``, ``needs human``, ``needsHuman``."""
+    # No cache: one keyed by name misses on every call once more names are alive than it
+    # holds (ten thousand signatures), and the common name, letters, digits and
+    # underscores, costs about what a cache hit does.
+    plain = name.replace("_", "")
+    if plain.isalnum():  # no whitespace, no hyphen left to take out
+        return plain.lower()
     return _NORM.sub("", name).lower()
 
 
-@functools.lru_cache(maxsize=1024)
-def _by_norm(names: tuple[str, ...]) -> dict[str, str]:
+def _by_norm(names: Iterable[str]) -> dict[str, str]:
+    """Each name by its `norm` (computed per call: see `norm` for why no cache)."""
     return {norm(n): n for n in names}
 
 
@@ -62,6 +68,7 @@ _TAIL_DECORATION_CHARS = " \t\n\r\f\v*_`#~"
 
 # The prompt's `{name}` placeholder echoed as a value: alone, with the prompt's type note,
 # or as the first line of a template the model repeated before writing its answer.
+_BRACE_FIRST = re.compile(r"\s*\{")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}(?:[ \t]+#[ \t]*note:[^\n]*)?(?:\n.*)?$", re.DOTALL)
 
 
@@ -79,7 +86,8 @@ def _clipped(text: str) -> str:
 
 def is_placeholder(value: str, name: str) -> bool:
     """Whether ``value`` is output ``name``'s placeholder from the prompt (``{name}``)."""
-    if "{" not in value:  # most values: no need to strip and match
+    # Most values do not start with a brace: no need to copy them stripped (1 MB of text).
+    if _BRACE_FIRST.match(value) is None:
         return False
     placeholder = _PLACEHOLDER.match(value.strip())
     return placeholder is not None and norm(placeholder.group(1)) == norm(name)
@@ -148,3 +156,58 @@ def set_aside(found: Found, texts: Mapping[str, PromptText]) -> Found:
         if type(raw) is str and (text._kept or (text._first or "\0") in raw):
             values[name] = text.value_of(raw)
     return found
+
+
+# A key is spelled in the text of its chunk: its letters and digits are there in order, with
+# at most quotes, spaces and punctuation between them (`"ans" "wer"` is one Python string).
+# The bytes that are neither: deleted from the chunk's ASCII bytes, they leave its spelling.
+_NOT_SPELLING = bytes(b for b in range(128) if not chr(b).isdigit() and not chr(b).islower())
+# What a key that is no string prints as (`1e-07`, `-1e999` as `inf`, `1j`, `...` as
+# `Ellipsis`): text that spells no such name may still hold it as a number.
+_NUMBER_SPELLING = re.compile(r"[0-9aefijn]+|ellipsis")
+
+
+@functools.lru_cache(maxsize=1024)
+def _spellings(names: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The outputs' normalized names as `_may_name` looks for them, or ``None`` if it cannot.
+
+    Only ASCII names are looked for (lowercasing other letters may change their number or,
+    for a final sigma, depend on the letters around them), and none that a number's key
+    prints as.
+    """
+    if any(not n.isascii() or _NUMBER_SPELLING.fullmatch(n) for n in names):
+        return None
+    return names
+
+
+def _may_name(chunk: str, spellings: tuple[str, ...]) -> bool:
+    r"""Whether a key read from ``chunk`` by any step of the ladder may name an output.
+
+    A key that names an output is the output's name once case, spaces, ``_`` and ``-`` are
+    set aside (`norm`); every step reads its keys from the chunk's own characters, so the
+    chunk's letters and digits hold that name in order. An escape (``\u0061nswer``)
+    writes a letter with other characters: a chunk with a backslash may name anything.
+    """
+    if "\\" in chunk:
+        return True
+    lowered = chunk.lower()
+    if any(name in lowered for name in spellings):  # spelled as it is, the usual case
+        return True
+    # Other characters than ASCII letters and digits only separate: dropping them and then
+    # the other ASCII bytes leaves the letters and digits, in order (C speed, not a regex).
+    letters = lowered.encode("ascii", "ignore").translate(None, _NOT_SPELLING).decode()
+    return any(name in letters for name in spellings)
+
+
+def _may_mark(text: str, outputs: tuple[str, ...]) -> bool:
+    """Whether ``text`` may hold a key, tag or label of an output (see `_marks`).
+
+    Their patterns are compiled per set of names, and a bounded cache of them misses on
+    every call once more signatures are alive than it holds: text that cannot match them
+    (the usual input, which names no output) is not searched. Each needs the output's
+    letters and digits in order, as `_may_name` looks for them; only ASCII text and names
+    are judged (case-insensitive matching takes some other letters for ASCII ones).
+    """
+    if not text.isascii() or not all(name.isascii() for name in outputs):
+        return True
+    return _may_name(text, tuple(norm(name) for name in outputs))

@@ -30,6 +30,9 @@ from structio.parsing.found import (
     _TAIL_DECORATION_CHARS,
     Found,
     _by_norm,
+    _may_mark,
+    _may_name,
+    _spellings,
     is_placeholder,
     norm,
     two_values,
@@ -79,7 +82,7 @@ def find_sections(text: str, names: Iterable[str], outputs: Iterable[str]) -> Fo
     """
     if "[[" not in text:  # no marker at all, and no need to look at every line for one
         return None
-    by_norm = _by_norm(tuple(names))
+    by_norm = _by_norm(names)
     output_set = set(outputs)
     sections = _plain_sections(text, by_norm, output_set)
     if sections is None:
@@ -168,8 +171,45 @@ def _joined(sections: list[tuple[str | None, bool, list[str]]]) -> list[Section]
     return [(name, strong, "\n".join(parts)) for name, strong, parts in sections]
 
 
-# A completion as the adapter asks for it: each marker exactly as written, alone on its line.
-_PLAIN_MARKER = re.compile(r"^\[\[ ## ([A-Za-z]\w*) ## \]\][ \t]*$", re.MULTILINE)
+# A completion as the adapter asks for it: each marker exactly as written, alone on its line
+# (matched where a line starts).
+_PLAIN_MARKER = re.compile(r"\[\[ ## ([A-Za-z]\w*) ## \]\][ \t]*(?=\n|\Z)")
+
+
+def _plain_split(text: str) -> list[str] | None:
+    """``text`` split at its plain markers, or ``None`` if some ``[[`` starts none.
+
+    The pieces are what `re.split` gives: text, label, text, and so on. Only the places
+    of ``[[`` are tried: a pattern anchored at every line start (``^`` in MULTILINE) is
+    tried at every character, a third of a 1 MB answer's parse.
+    """
+    pieces: list[str] = []
+    last = 0
+    at = _find_pair(text, 0)
+    while at != -1:
+        match = _PLAIN_MARKER.match(text, at) if at == 0 or text[at - 1] == "\n" else None
+        if match is None:
+            return None
+        pieces += (text[last:at], match.group(1))
+        last = match.end()
+        at = _find_pair(text, last)
+    pieces.append(text[last:])
+    return pieces
+
+
+def _find_pair(text: str, start: int) -> int:
+    """``text.find("[[", start)``, at memchr's speed where ``[`` alone is rare.
+
+    `str.find` reads a two-character needle a few characters a step; a single character
+    is found by memchr, many times faster, and a ``[`` that starts no pair is stepped
+    over. Text where it often does is left to `str.find` after a few.
+    """
+    for _ in range(8):
+        at = text.find("[", start)
+        if at == -1 or text.startswith("[", at + 1):
+            return at
+        start = at + 1
+    return text.find("[[", start)
 
 
 def _plain_sections(
@@ -179,8 +219,8 @@ def _plain_sections(
 
     Such a completion is what models write nearly always, and one split reads it.
     """
-    pieces = _PLAIN_MARKER.split(text)
-    if len(pieces) < 3 or text.count("[[") != len(pieces) // 2:
+    pieces = _plain_split(text)
+    if pieces is None or len(pieces) < 3:
         return None
     # Each marker takes its whole line, so every piece but the first starts with that
     # line's end, and every piece but the last ends with the line end before a marker.
@@ -264,7 +304,8 @@ def _splitting_markers(line: str) -> list[tuple[re.Match[str], bool]]:
 
 def _section_text(text: str) -> str:
     # Searched in the whole text, not line by line: a long value has many lines.
-    if "```" not in text or len(_FENCE_LINE.findall(text)) % 2 == 0:
+    # A text without a backtick is told by memchr, quicker than a search for three.
+    if "`" not in text or "```" not in text or len(_FENCE_LINE.findall(text)) % 2 == 0:
         return text.strip()
     # An unpaired fence line belongs to a fence around the whole answer, not the value: the
     # last line if it is one, else the first fence line (never the last line, so a line
@@ -563,47 +604,6 @@ def _only_brace_missing(chunk: str) -> dict[Any, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-# A key is spelled in the text of its chunk: its letters and digits are there in order, with
-# at most quotes, spaces and punctuation between them (`"ans" "wer"` is one Python string).
-# The bytes that are neither: deleted from the chunk's ASCII bytes, they leave its spelling.
-_NOT_SPELLING = bytes(b for b in range(128) if not chr(b).isdigit() and not chr(b).islower())
-# What a key that is no string prints as (`1e-07`, `-1e999` as `inf`, `1j`, `...` as
-# `Ellipsis`): text that spells no such name may still hold it as a number.
-_NUMBER_SPELLING = re.compile(r"[0-9aefijn]+|ellipsis")
-
-
-@functools.lru_cache(maxsize=1024)
-def _spellings(names: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The outputs' normalized names as `_may_name` looks for them, or ``None`` if it cannot.
-
-    Only ASCII names are looked for (lowercasing other letters may change their number or,
-    for a final sigma, depend on the letters around them), and none that a number's key
-    prints as.
-    """
-    if any(not n.isascii() or _NUMBER_SPELLING.fullmatch(n) for n in names):
-        return None
-    return names
-
-
-def _may_name(chunk: str, spellings: tuple[str, ...]) -> bool:
-    r"""Whether a key read from ``chunk`` by any step of the ladder may name an output.
-
-    A key that names an output is the output's name once case, spaces, ``_`` and ``-`` are
-    set aside (`norm`); every step reads its keys from the chunk's own characters, so the
-    chunk's letters and digits hold that name in order. An escape (``\u0061nswer``)
-    writes a letter with other characters: a chunk with a backslash may name anything.
-    """
-    if "\\" in chunk:
-        return True
-    lowered = chunk.lower()
-    if any(name in lowered for name in spellings):  # spelled as it is, the usual case
-        return True
-    # Other characters than ASCII letters and digits only separate: dropping them and then
-    # the other ASCII bytes leaves the letters and digits, in order (C speed, not a regex).
-    letters = lowered.encode("ascii", "ignore").translate(None, _NOT_SPELLING).decode()
-    return any(name in letters for name in spellings)
-
-
 def bare_value(outputs: Mapping[str, bool], text: str) -> Found | None:
     """The whole text as the value of a single output of a narrow type (``42``, ``Yes.``).
 
@@ -653,7 +653,7 @@ def _marks(text: str, outputs: tuple[str, ...]) -> list[tuple[int, int]]:
     """Each place in ``text`` that introduces an output's value: a marker, key, tag or label."""
     wanted = {norm(name) for name in outputs}
     found = [m.span() for m in _MARKER.finditer(text) if norm(m.group(1)) in wanted]
-    if outputs:
+    if outputs and _may_mark(text, outputs):
         found += [m.span() for m in _output_marks(outputs).finditer(text)]
         found += [m.span(1) for m in _label_line(outputs).finditer(text)]
     return sorted(found)

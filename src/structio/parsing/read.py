@@ -18,7 +18,7 @@ from typing import Any, Literal
 from structio._util.data import jsonable
 from structio._util.scan import json_region, strip_fence
 from structio.exceptions import ParseError
-from structio.parsing.decode import decode_text
+from structio.parsing.decode import decode_text_whole
 from structio.parsing.lenient import (
     NO_READING,
     bool_reading,
@@ -79,11 +79,12 @@ def read_text(info: TypeInfo, text: str, *, from_json: bool = False) -> Any:
         if info.optional:
             return None  # an empty section of an optional field: no value was given
         raise ValueError(f"expected {info.name}, found an empty value")
-    candidate = decode_text(stripped)
+    candidate, whole = decode_text_whole(stripped)
     if isinstance(candidate, _DATA) and _is_sequence(info):
         # Data the text states is read as data, or refused: never split again as text
-        # (`[1, 2]` is no `['[1', '2]']`), and never taken from inside prose.
-        if not _stated_whole(stripped):
+        # (`[1, 2]` is no `['[1', '2]']`), and never taken from inside prose. JSON that
+        # was the whole text is stated whole: a second pass would cost a long list's time.
+        if not (whole or _stated_whole(stripped)):
             raise ValueError(
                 f"expected {info.name}: the text holds a list or object inside other text "
                 "(or more than one); a list is read only from a list the text is, whole"

@@ -16,6 +16,8 @@ __all__ = ["escape_text", "leaf_text", "quote_attribute", "unescape", "written_t
 
 _ENTITY = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));")
 _NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+# Each named escape as written, `&amp;` last: the order they are decoded in.
+_NAMED_ENTITIES = {f"&{name};": _NAMED[name] for name in ("lt", "gt", "quot", "apos", "amp")}
 _CDATA_OPEN = "<![CDATA["
 _CDATA_CLOSE = "]]>"
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
@@ -40,10 +42,35 @@ def _entity_char(match: re.Match[str]) -> str | None:
     return chr(point)
 
 
+# Decoding escapes one by one costs about what 200 characters of string methods do: text
+# with more escapes than one in 200 characters is decoded by `_named_only` when it can be.
+_CHARS_PER_ESCAPE = 200
+
+
+def _named_only(text: str, ampersands: int) -> str | None:
+    """The text decoded if its ``ampersands`` all start named escapes, else ``None``.
+
+    Such text (what `escape_text` writes) is decoded by string methods, a few passes over
+    it, not a Python call per escape (a long answer may hold tens of thousands). ``&amp;``
+    goes last, so that the ``&lt;`` it may leave (``&amp;lt;``) stays text.
+    """
+    written = [(entity, char) for entity, char in _NAMED_ENTITIES.items() if entity in text]
+    if sum(text.count(entity) for entity, _ in written) != ampersands:
+        return None
+    for entity, replacement in written:
+        text = text.replace(entity, replacement)
+    return text
+
+
 def _decoded(text: str) -> str | None:
     """The text with its escapes decoded, or ``None`` if some ``&`` starts no escape."""
     if "&" not in text:
         return text
+    ampersands = text.count("&")
+    if ampersands * _CHARS_PER_ESCAPE > len(text):
+        decoded = _named_only(text, ampersands)
+        if decoded is not None:
+            return decoded
     pieces: list[str] = []
     position = 0
     count = 0
@@ -55,7 +82,7 @@ def _decoded(text: str) -> str | None:
         pieces.append(char)
         position = match.end()
         count += 1
-    if count != text.count("&"):
+    if count != ampersands:
         return None
     pieces.append(text[position:])
     return "".join(pieces)
