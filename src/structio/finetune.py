@@ -627,7 +627,7 @@ def _check_line(
         wrong = shape.problem(messages)
         if wrong is not None:
             return Problem(line, wrong)
-    text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False)  # a pair: both answers
     return _tally(line, "line", messages, text, tokenizer, summary, seen)
 
 

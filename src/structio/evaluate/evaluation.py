@@ -20,8 +20,8 @@ __all__ = ["Evaluation", "reason_of"]
 
 def reason_of(error: str) -> str:
     """The reason a row failed, from its error text (``"ParseError: ..."`` -> ``ParseError``)."""
-    head = error.split(":", 1)[0].strip()
-    return head if head.isidentifier() else "error"
+    head, colon, _ = error.partition(":")
+    return head.strip() if colon and head.strip().isidentifier() else "error"
 
 
 class Evaluation:

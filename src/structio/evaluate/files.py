@@ -48,9 +48,13 @@ class Labels:
         self.problems: list[tuple[int, str]] = []
         self.problem_count = 0
         self._db = sqlite3.connect("")  # "": a temporary database on disk, not in memory
-        self._db.execute("CREATE TABLE labels (line INTEGER PRIMARY KEY, row TEXT)")
-        self._db.executemany("INSERT OR REPLACE INTO labels VALUES (?, ?)", self._read())
-        self._db.commit()
+        try:
+            self._db.execute("CREATE TABLE labels (line INTEGER PRIMARY KEY, row TEXT)")
+            self._db.executemany("INSERT OR REPLACE INTO labels VALUES (?, ?)", self._read())
+            self._db.commit()
+        except BaseException:
+            self._db.close()  # a missing or unreadable file: the table goes with the error
+            raise
 
     def _read(self) -> Iterator[tuple[int, str]]:
         for line, row in _data_rows(self.path, self.signature):

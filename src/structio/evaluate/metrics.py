@@ -271,8 +271,7 @@ class SetMetric(FieldMetric):
 
     def score(self, gold: Any, pred: Any) -> float:
         """The row's F1 (1 when both are empty); the counts are kept for micro-averages."""
-        want = {_canonical(item) for item in (gold or ())}
-        got = {_canonical(item) for item in (pred or ())} if isinstance(pred, list) else set()
+        want, got = _items(gold), _items(pred)
         hits = len(want & got)
         self.true_positive += hits
         self.predicted += len(got)
@@ -284,6 +283,15 @@ class SetMetric(FieldMetric):
         data = super().summary()
         data.update(_prf(self.true_positive, self.predicted, self.actual))
         return data
+
+
+def _items(value: Any) -> set[str]:
+    """A list's items, each as canonical JSON; a lone value is a list of one, None of none."""
+    if value is None:
+        return set()
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        value = [value]
+    return {_canonical(item) for item in value}
 
 
 class NumberMetric(FieldMetric):

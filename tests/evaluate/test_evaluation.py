@@ -1,0 +1,96 @@
+"""An evaluation's running figures, and `sio.evaluate` over a Predict in-process."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+import structio as sio
+from structio.evaluate.evaluation import Evaluation, reason_of
+from structio.predict import Prediction, PredictionMeta
+from tests.evaluate._rows import Triage, data_rows
+
+
+def test_rows_fields_failures_and_usage_are_counted() -> None:
+    result = Evaluation("s", types={"urgency": int}, tolerance={"urgency": 1})
+    scores = result.add(
+        {"category": "bug", "urgency": 3},
+        {"category": "bug", "urgency": 4},
+        usage={"prompt_tokens": 10, "completion_tokens": 2},
+        cost=0.5,
+        requests=2,
+    )
+    assert scores == {"category": 1.0, "urgency": 1.0}
+    result.add({"category": "bug", "urgency": 3}, {"category": "other", "urgency": 9})
+    result.fail("ParseError")
+    result.missing = 1
+    summary = result.summary()
+    assert summary["rows"] == {"total": 4, "scored": 2, "failed": 1, "missing": 1}
+    assert summary["failed_by_reason"] == {"ParseError": 1}
+    assert summary["rows_correct"] == 1 / 4
+    assert summary["fields"]["category"]["kind"] == "text"  # no type given: a JSON string
+    assert summary["fields"]["urgency"]["tolerance"] == 1
+    assert summary["usage"]["prompt_tokens_per_row"] == 10
+    assert summary["usage"]["cost_per_row"] == 0.5
+    assert summary["usage"]["requests_per_row"] == 2
+
+
+def test_confidence_feeds_calibration_per_field() -> None:
+    result = Evaluation("s")
+    result.add({"a": "x"}, {"a": "x"}, confidence={"a": 0.9})
+    result.add({"a": "x"}, {"a": "y"}, confidence={"a": 0.9})
+    result.add({"a": "x"}, {"a": "x"})  # no confidence: not in the bins
+    calibration = result.summary()["calibration"]["a"]
+    assert calibration["rows"] == 2
+    assert calibration["ece"] == pytest.approx(0.4)
+
+
+def test_reason_is_the_error_class() -> None:
+    assert reason_of("ParseError: the answer was cut") == "ParseError"
+    assert reason_of("something broke") == "error"
+
+
+def test_sio_evaluate_scores_a_predict_and_counts_failures() -> None:
+    rows = data_rows(4)
+    replies: list[Any] = [
+        {k: rows[0][k] for k in ("category", "urgency", "tags")},
+        {"category": "other", "urgency": rows[1]["urgency"], "tags": ["x"]},
+        "no sections at all",  # read back fails, then the fallback asks again
+        "still nothing",
+        {k: rows[3][k] for k in ("category", "urgency", "tags")},
+    ]
+    predict = sio.Predict(Triage, lm=sio.FakeLM(replies), max_retries=0)
+    result = sio.evaluate(predict, [rows[0], rows[1], sio.Example(rows[2]), rows[3]])
+    summary = result.summary()
+    assert summary["name"] == "Triage"
+    assert summary["rows"]["scored"] == 3
+    assert summary["failed_by_reason"] == {"ParseError": 1}
+    assert summary["fields"]["category"]["kind"] == "label"
+    assert summary["fields"]["category"]["accuracy"] == 2 / 3
+    assert summary["fields"]["tags"]["recall"] == pytest.approx(5 / 6)
+    assert summary["usage"]["requests_per_row"] == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _MetaWithConfidence(PredictionMeta):
+    confidence: dict[str, float] | None = None
+
+
+class _Sure(sio.Predict):
+    """A Predict whose results carry a confidence, as `pred.meta.confidence` will."""
+
+    def __call__(self, **inputs: Any) -> Prediction:  # type: ignore[override]
+        pred = super().__call__(**inputs)
+        object.__setattr__(pred, "_meta", _MetaWithConfidence(confidence={"category": 0.8}))
+        return pred
+
+
+def test_sio_evaluate_reads_the_confidence_of_a_prediction() -> None:
+    rows = data_rows(2)
+    replies = [{k: row[k] for k in ("category", "urgency", "tags")} for row in rows]
+    result = sio.evaluate(_Sure(Triage, lm=sio.FakeLM(replies)), rows, name="sure")
+    calibration = result.summary()["calibration"]["category"]
+    assert calibration["rows"] == 2
+    assert calibration["ece"] == pytest.approx(0.2)
