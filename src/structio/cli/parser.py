@@ -31,7 +31,6 @@ examples:
   structio validate train.jsonl
   structio run examples/quickstart.py:Triage examples/data/tickets.csv -o preds.jsonl \\
       --model openai/gpt-4o-mini
-  structio eval examples/data/tickets.jsonl preds.jsonl --html report.html
 
 Run 'structio COMMAND --help' for a command's options.
 """

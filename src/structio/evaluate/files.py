@@ -79,12 +79,14 @@ class Labels:
 def _data_rows(
     path: Path, signature: type[Signature] | None
 ) -> Iterator[tuple[int, Mapping[str, Any] | Problem]]:
-    if signature is not None:
+    suffix = path.suffix.lower()
+    # CSV cells are text: the signature reads them as its types. JSON lines hold JSON values
+    # already, compared as JSON (validating each row would cost more than scoring it).
+    if signature is not None and suffix == ".csv":
         yield from read_examples(path, signature)
         return
     if not path.is_file():
         raise ConfigurationError(f"no such file: {str(path)!r}")
-    suffix = path.suffix.lower()
     with path.open(encoding="utf-8", newline="") as handle:
         if suffix == ".csv":
             reader = csv.DictReader(handle)
@@ -157,7 +159,7 @@ def evaluate_files(
         errors: Each prediction file's errors file (``None``: no failed rows recorded).
         names: What to call each system (by default the prediction file's name).
         signature: The signature predicted: its output types choose each field's metric
-            (without one, each labelled JSON value's type does) and type CSV cells.
+            (without one, each labelled JSON value's type does) and read CSV cells.
         metrics: A user metric per output field.
         tolerance: The absolute tolerance of number fields.
         bins: Confidence bins for calibration.

@@ -110,12 +110,19 @@ def _as_data(value: Any) -> Any:
     return dump(mode="json") if callable(dump) and not isinstance(value, type) else value
 
 
+# Labelled values that are leaves whatever their declared type (only a dict is walked).
+_PLAIN = frozenset((str, int, float, bool, list, type(None)))
+
+
 def leaves(path: str, annotation: Any, gold: Any, pred: Any) -> Iterator[tuple[str, Any, Any, Any]]:
     """``(path, annotation, labelled, predicted)`` of each scored leaf of a field.
 
     A model (declared, or a labelled dict when no type is known) is walked by its fields
     (``address.city``): the labelled value's keys, a predicted key it lacks counted missing.
     """
+    if type(gold) in _PLAIN:  # most leaves of most rows: no model to look for
+        yield path, annotation, gold, _as_data(pred)
+        return
     gold, pred = _as_data(gold), _as_data(pred)
     fields = _fields_of(annotation)
     if isinstance(gold, dict) and (fields is not None or annotation is None):

@@ -24,7 +24,7 @@ _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:.25em .6em;border:1px solid #ddd;
-text-align:right}th:first-child,td:first-child{text-align:left}
+text-align:right}th:first-child,td:first-child{text-align:left;white-space:pre}
 .plots{display:flex;flex-wrap:wrap;gap:1.5em}figure{margin:0}figcaption{font-size:.9em;color:#555}
 svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#333}
 """
@@ -107,12 +107,14 @@ def _heatmap(name: str, field: str, data: dict[str, Any]) -> str:
     return _figure("".join(parts), f"{name}: confusion of {field} (rows: labelled)", "confusion")
 
 
-def _plot_axes(parts: list[str], size: int, left: int, top: int, x: str, y: str) -> None:
+def _plot_axes(
+    parts: list[str], size: int, left: int, top: int, x: str, y: str, x_peak: float = 1.0
+) -> None:
     parts.append(
         f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#999"/>'
     )
     for tick in (0, 0.5, 1):
-        parts.append(_text(left + tick * size, top + size + 14, f"{tick:g}"))
+        parts.append(_text(left + tick * size, top + size + 14, f"{tick * x_peak:.3g}"))
         parts.append(_text(left - 6, top + size - tick * size + 4, f"{tick:g}", "end"))
     parts.append(_text(left + size / 2, top + size + 30, x))
     parts.append(
@@ -157,7 +159,7 @@ def _cost_plot(summaries: Sequence[dict[str, Any]]) -> str:
     size, left, top = 240, 50, 14
     peak = max(cost for _, cost, _ in points) or 1.0
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 160}" height="{size + 56}">']
-    _plot_axes(parts, size, left, top, f"cost per row (max ${peak:.6f})", "mean field score")
+    _plot_axes(parts, size, left, top, "cost per row (USD)", "mean field score", peak)
     for index, (name, cost, score) in enumerate(points):
         x, y = left + cost / peak * size, top + size - score * size
         colour = _COLOURS[index % len(_COLOURS)]

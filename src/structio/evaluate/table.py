@@ -40,10 +40,10 @@ def table_rows(summaries: Sequence[dict[str, Any]]) -> list[list[str]]:
     add("rows", [f"{s['rows']['total']:,}" for s in summaries])
     add("  scored", [f"{s['rows']['scored']:,}" for s in summaries])
     add("  failed", [f"{s['rows']['failed']:,}" for s in summaries])
-    add("  missing", [f"{s['rows']['missing']:,}" for s in summaries])
     reasons = sorted({r for s in summaries for r in s["failed_by_reason"]})
     for reason in reasons:
         add(f"    {reason}", [f"{s['failed_by_reason'].get(reason, 0):,}" for s in summaries])
+    add("  missing", [f"{s['rows']['missing']:,}" for s in summaries])
     add("mean field score", [_percent(s["score"]) for s in summaries])
     add("rows all right", [_percent(s["rows_correct"]) for s in summaries])
     paths = list(dict.fromkeys(p for s in summaries for p in s["fields"]))
