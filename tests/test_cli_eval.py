@@ -143,3 +143,16 @@ def test_a_file_that_is_not_a_run_output_is_named(
     assert code == 2
     assert "train.jsonl', line 1" in err
     assert "structio run" in err
+
+
+def test_unreadable_data_rows_are_a_warning(
+    capsys: pytest.CaptureFixture[str], files: tuple[Path, Path, Path]
+) -> None:
+    data, chat, _ = files
+    with data.open("a", encoding="utf-8") as handle:
+        handle.write("not json\n")
+    code, out, err = _eval(capsys, str(data), str(chat))
+    assert code == 0
+    assert "structio: warning: " in err
+    assert "1 row(s) could not be read and are not scored; the first, line 5" in err
+    assert "unreadable labels" in out

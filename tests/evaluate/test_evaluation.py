@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -27,7 +28,13 @@ def test_rows_fields_failures_and_usage_are_counted() -> None:
     result.fail("ParseError")
     result.missing = 1
     summary = result.summary()
-    assert summary["rows"] == {"total": 4, "scored": 2, "failed": 1, "missing": 1}
+    assert summary["rows"] == {
+        "total": 4,
+        "scored": 2,
+        "failed": 1,
+        "missing": 1,
+        "unreadable_labels": 0,
+    }
     assert summary["failed_by_reason"] == {"ParseError": 1}
     assert summary["rows_correct"] == 1 / 4
     assert summary["fields"]["category"]["kind"] == "text"  # no type given: a JSON string
@@ -62,7 +69,8 @@ def test_sio_evaluate_scores_a_predict_and_counts_failures() -> None:
         {k: rows[3][k] for k in ("category", "urgency", "tags")},
     ]
     predict = sio.Predict(Triage, lm=sio.FakeLM(replies), max_retries=0)
-    result = sio.evaluate(predict, [rows[0], rows[1], sio.Example(rows[2]), rows[3]])
+    examples = [rows[0], rows[1], sio.Example(rows[2]), rows[3]]
+    result = sio.evaluate(predict, examples, max_concurrency=1)  # the replies in order
     summary = result.summary()
     assert summary["name"] == "Triage"
     assert summary["rows"]["scored"] == 3
@@ -81,8 +89,8 @@ class _MetaWithConfidence(PredictionMeta):
 class _Sure(sio.Predict):
     """A Predict whose results carry a confidence, as `pred.meta.confidence` will."""
 
-    def __call__(self, **inputs: Any) -> Prediction:  # type: ignore[override]
-        pred = super().__call__(**inputs)
+    def __call__(self, *args: Any, **inputs: Any) -> Prediction:  # type: ignore[override]
+        pred = super().__call__(*args, **inputs)
         object.__setattr__(pred, "_meta", _MetaWithConfidence(confidence={"category": 0.8}))
         return pred
 
@@ -90,7 +98,37 @@ class _Sure(sio.Predict):
 def test_sio_evaluate_reads_the_confidence_of_a_prediction() -> None:
     rows = data_rows(2)
     replies = [{k: row[k] for k in ("category", "urgency", "tags")} for row in rows]
-    result = sio.evaluate(_Sure(Triage, lm=sio.FakeLM(replies)), rows, name="sure")
+    result = sio.evaluate(
+        _Sure(Triage, lm=sio.FakeLM(replies)), rows, name="sure", max_concurrency=1
+    )
     calibration = result.summary()["calibration"]["category"]
     assert calibration["rows"] == 2
     assert calibration["ece"] == pytest.approx(0.2)
+
+
+def _answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The right answer to a ticket of `data_rows`, but "other" for every fifth."""
+    found = re.search(r"ticket (\d+)", str(messages[-1]["content"]))
+    assert found is not None
+    number = int(found.group(1))
+    row = data_rows(number + 1)[number]
+    category = "other" if number % 5 == 0 else row["category"]
+    return {"category": category, "urgency": row["urgency"], "tags": row["tags"]}
+
+
+def test_sio_evaluate_runs_calls_concurrently_over_chunks_of_a_generator() -> None:
+    rows = data_rows(300)
+    predict = sio.Predict(Triage, lm=sio.FakeLM(_answer))
+    result = sio.evaluate(predict, (row for row in rows), max_concurrency=4)
+    summary = result.summary()
+    assert summary["rows"]["scored"] == 300
+    wrong = sum(1 for n, row in enumerate(rows) if n % 5 == 0 and row["category"] != "other")
+    assert summary["fields"]["category"]["accuracy"] == (300 - wrong) / 300
+
+
+def test_a_bug_is_raised_not_counted_as_a_failed_row() -> None:
+    def broken(messages: list[dict[str, Any]]) -> str:
+        raise RuntimeError("a bug in the test double")
+
+    with pytest.raises(RuntimeError, match="a bug"):
+        sio.evaluate(sio.Predict(Triage, lm=sio.FakeLM(broken)), data_rows(2))

@@ -35,7 +35,13 @@ def test_rows_in_any_order_are_joined_by_line(tmp_path: Path) -> None:
     (result,) = evaluate_files(data, [preds], errors=[errors], signature=Triage)
     summary = result.summary()
     assert summary["name"] == "preds.jsonl"
-    assert summary["rows"] == {"total": 6, "scored": 3, "failed": 2, "missing": 1}
+    assert summary["rows"] == {
+        "total": 6,
+        "scored": 3,
+        "failed": 2,
+        "missing": 1,
+        "unreadable_labels": 0,
+    }
     assert summary["failed_by_reason"] == {"ParseError": 1, "error": 1}
     category = summary["fields"]["category"]
     assert category["kind"] == "label"
@@ -94,9 +100,17 @@ def test_missing_files_are_named(tmp_path: Path) -> None:
         evaluate_files(data, [tmp_path / "x.jsonl"])
 
 
-def test_unreadable_data_rows_are_counted_not_joined(tmp_path: Path) -> None:
+def test_unreadable_data_rows_are_counted_not_joined(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "data.jsonl"
     path.write_text('{"ticket": "a", "category": "bug"}\nnot json\n[1]\n', encoding="utf-8")
+    preds = write_jsonl(tmp_path / "preds.jsonl", [prediction(1, {"category": "bug"})])
+    (result,) = evaluate_files(path, [preds])
+    assert result.summary()["rows"]["unreadable_labels"] == 2
+    assert "2 row(s) could not be read and are not scored; the first, line 2: not valid" in (
+        caplog.text
+    )
     labels = Labels(path, None)
     try:
         assert (labels.rows, labels.problem_count) == (1, 2)

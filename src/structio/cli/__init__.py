@@ -578,7 +578,8 @@ def _eval(args: argparse.Namespace) -> int:
     from structio.cli.evaluation import evaluation_command  # loads the evaluation package
 
     signature = _signature(args.sig) if args.sig else None
-    return evaluation_command(args, signature, _adapter(args.adapter))
+    with _library_warnings():  # unreadable data rows: a handful of lines at most
+        return evaluation_command(args, signature, _adapter(args.adapter))
 
 
 _COMMANDS = {

@@ -16,8 +16,8 @@ This module imports only what `import structio` already pays for; the rest loads
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from structio.evaluate.evaluation import Evaluation
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from structio.predict import Predict
 
 __all__ = ["evaluate"]
+
+_T = TypeVar("_T")
 
 
 def evaluate(
@@ -36,6 +38,7 @@ def evaluate(
     metrics: Mapping[str, UserMetric] | None = None,
     tolerance: float | Mapping[str, float] = 0.0,
     bins: int = 10,
+    max_concurrency: int = 8,
     progress: bool = False,
 ) -> Evaluation:
     """Call ``predict`` on each labelled example and score every output field.
@@ -53,6 +56,8 @@ def evaluate(
         metrics: A user metric per output field: ``(labelled, predicted) -> float | bool``.
         tolerance: The absolute tolerance of number fields (one value, or one per field).
         bins: Confidence bins for calibration.
+        max_concurrency: Calls at once (`Predict.batch`, over chunks of the examples, so
+            memory holds a chunk's results, never every row's).
         progress: Show a progress bar on a terminal.
 
     Returns:
@@ -70,30 +75,48 @@ def evaluate(
     )
     bar = Progress.over(examples, label="evaluate", enabled=progress)
     try:
-        for example in examples:
-            values = dict(example.items())
-            inputs = {k: v for k, v in values.items() if k in sig.input_fields}
-            gold = {k: v for k, v in values.items() if k in sig.output_fields}
-            try:
-                pred = predict(**inputs)
-            except StructioError as exc:
-                result.fail(reason_of(f"{type(exc).__name__}: {exc}"))
-                bar.advance(failed=True)
-                continue
-            meta = Prediction.meta_of(pred)
-            usage = meta.usage
-            result.add(
-                gold,
-                Prediction.to_dict(pred),
-                confidence=getattr(meta, "confidence", None),
-                usage={
-                    "prompt_tokens": usage.prompt_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                },
-                cost=meta.cost,
-                requests=len(meta.responses) or None,
-            )
-            bar.advance()
+        for chunk in _chunks(examples, _CHUNK_PER_CALL * max_concurrency):
+            rows = [dict(example.items()) for example in chunk]
+            inputs = [{k: v for k, v in row.items() if k in sig.input_fields} for row in rows]
+            results = predict.batch(inputs, max_concurrency=max_concurrency, progress=False)
+            for row, pred in zip(rows, results, strict=True):
+                gold = {k: v for k, v in row.items() if k in sig.output_fields}
+                if isinstance(pred, StructioError):
+                    result.fail(reason_of(f"{type(pred).__name__}: {pred}"))
+                    bar.advance(failed=True)
+                    continue
+                if isinstance(pred, BaseException):
+                    raise pred  # not a failed call but a bug: as a plain call would raise it
+                meta = Prediction.meta_of(pred)
+                usage = meta.usage
+                result.add(
+                    gold,
+                    Prediction.to_dict(pred),
+                    confidence=getattr(meta, "confidence", None),
+                    usage={
+                        "prompt_tokens": usage.prompt_tokens,
+                        "completion_tokens": usage.completion_tokens,
+                    },
+                    cost=meta.cost,
+                    requests=len(meta.responses) or None,
+                )
+                bar.advance()
     finally:
         bar.close()
     return result
+
+
+# Examples taken per call in flight: enough to keep every call busy, few enough that a
+# chunk's results are all the memory holds.
+_CHUNK_PER_CALL = 16
+
+
+def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    chunk: list[_T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -56,6 +56,8 @@ class Evaluation:
         self.rows_correct = 0
         self.failed: Counter[str] = Counter()
         self.missing = 0
+        #: Data rows whose labels could not be read (not JSON, a value not of its type).
+        self.unreadable = 0
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "rows": 0}
         self.cost = {"total": 0.0, "rows": 0}
         self.requests = {"total": 0, "rows": 0}
@@ -138,6 +140,7 @@ class Evaluation:
                 "scored": self.rows,
                 "failed": sum(self.failed.values()),
                 "missing": self.missing,
+                "unreadable_labels": self.unreadable,
             },
             "failed_by_reason": dict(self.failed.most_common()),
             "score": sum(field_scores) / len(field_scores) if field_scores else None,

@@ -22,6 +22,7 @@ from typing import Any
 
 from structio._util.data import jsonable
 from structio._util.files import read_jsonl
+from structio._util.log import logger
 from structio._util.progress import Progress
 from structio.evaluate.evaluation import Evaluation, reason_of
 from structio.evaluate.metrics import UserMetric
@@ -44,9 +45,9 @@ class Labels:
         self.path = Path(data)
         self.signature = signature
         self.rows = 0
-        #: Data rows that could not be read (``(line, why)``, the first 20 kept).
-        self.problems: list[tuple[int, str]] = []
+        #: Data rows that could not be read, and the first of them (``line N: why``).
         self.problem_count = 0
+        self.first_problem: str | None = None
         self._db = sqlite3.connect("")  # "": a temporary database on disk, not in memory
         try:
             self._db.execute("CREATE TABLE labels (line INTEGER PRIMARY KEY, row TEXT)")
@@ -60,8 +61,7 @@ class Labels:
         for line, row in _data_rows(self.path, self.signature):
             if isinstance(row, Problem):
                 self.problem_count += 1
-                if len(self.problems) < 20:
-                    self.problems.append((line, row.message))
+                self.first_problem = self.first_problem or f"line {line}: {row.message}"
                 continue
             self.rows += 1
             yield line, json.dumps(jsonable(row), ensure_ascii=False)
@@ -174,6 +174,13 @@ def evaluate_files(
         else None
     )
     labels = Labels(data, signature)
+    if labels.problem_count:
+        logger().warning(
+            "%s: %d row(s) could not be read and are not scored; the first, %s",
+            str(labels.path),
+            labels.problem_count,
+            labels.first_problem,
+        )
     results: list[Evaluation] = []
     try:
         for index, path in enumerate(predictions):
@@ -181,6 +188,7 @@ def evaluate_files(
             result = Evaluation(name, types=types, metrics=metrics, tolerance=tolerance, bins=bins)
             errors_file = errors[index] if errors is not None else None
             _evaluate_one(labels, Path(path), errors_file, result, progress)
+            result.unreadable = labels.problem_count
             results.append(result)
     finally:
         labels.close()

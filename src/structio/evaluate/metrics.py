@@ -316,6 +316,9 @@ class NumberMetric(FieldMetric):
         """1 when the numbers are within the tolerance, else 0 (as is a non-number)."""
         if not _is_number(gold) or not _is_number(pred):
             return 1.0 if gold is None and pred is None else 0.0
+        if float(pred) == float(gold):  # infinities too, whose difference is NaN
+            self.measured += 1  # an error of 0
+            return 1.0
         error = abs(float(pred) - float(gold))
         if math.isfinite(error):
             self.error_sum += error

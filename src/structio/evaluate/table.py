@@ -44,6 +44,8 @@ def table_rows(summaries: Sequence[dict[str, Any]]) -> list[list[str]]:
     for reason in reasons:
         add(f"    {reason}", [f"{s['failed_by_reason'].get(reason, 0):,}" for s in summaries])
     add("  missing", [f"{s['rows']['missing']:,}" for s in summaries])
+    if any(s["rows"]["unreadable_labels"] for s in summaries):
+        add("unreadable labels", [f"{s['rows']['unreadable_labels']:,}" for s in summaries])
     add("mean field score", [_percent(s["score"]) for s in summaries])
     add("rows all right", [_percent(s["rows_correct"]) for s in summaries])
     paths = list(dict.fromkeys(p for s in summaries for p in s["fields"]))
