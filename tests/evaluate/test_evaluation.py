@@ -6,6 +6,7 @@ import dataclasses
 import re
 from typing import Any
 
+import pydantic
 import pytest
 
 import structio as sio
@@ -132,3 +133,25 @@ def test_a_bug_is_raised_not_counted_as_a_failed_row() -> None:
 
     with pytest.raises(RuntimeError, match="a bug"):
         sio.evaluate(sio.Predict(Triage, lm=sio.FakeLM(broken)), data_rows(2))
+
+
+class _Address(pydantic.BaseModel):
+    city: str
+    zip: int
+
+
+class _Order(pydantic.BaseModel):
+    address: _Address
+    items: list[str]
+
+
+def test_a_model_field_is_scored_by_path() -> None:
+    result = Evaluation("s", types={"order": _Order})
+    gold = {"order": {"address": {"city": "Oslo", "zip": 1}, "items": ["a", "b"]}}
+    pred = {"order": {"address": {"city": "OSLO", "zip": 2}, "items": ["a"]}}
+    scores = result.add(gold, pred, confidence={"order": 0.7})
+    assert scores == {"order.address.city": 1.0, "order.address.zip": 0.0, "order.items": 2 / 3}
+    fields = result.summary()["fields"]
+    assert [fields[p]["kind"] for p in scores] == ["text", "number", "set"]
+    # The field's confidence is calibrated against the whole field being right.
+    assert result.summary()["calibration"]["order"]["bins"][7]["accuracy"] == 0.0
