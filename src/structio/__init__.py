@@ -19,6 +19,7 @@ from structio.adapters import (
     ToolOutputAdapter,
     XMLAdapter,
 )
+from structio.evaluate import evaluate  # bound here, the function hides the package's name
 from structio.example import Example
 from structio.exceptions import (
     AuthenticationError,
@@ -209,6 +210,7 @@ __all__ = [
     "chatprompt",
     "configure",
     "context",
+    "evaluate",
     "inspect_history",
     "load_prompt",
     "make_signature",

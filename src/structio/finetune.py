@@ -495,7 +495,9 @@ def validate(
 ) -> Summary:
     """Check a finetune JSONL file; the summary lists each problem by line.
 
-    Checks: valid JSON per line; a ``messages`` key and no other; each message a dict of
+    Checks: valid JSON per line; a ``messages`` key and no other, or a preference pair
+    (OpenAI's ``input``, ``preferred_output``, ``non_preferred_output``; TRL's ``prompt``,
+    ``chosen``, ``rejected``), each answer checked after its prompt; each message a dict of
     ``role``, non-empty string ``content`` (and optionally ``name``, ``weight``); roles in
     order (an optional system message first, then user and assistant turns alternating,
     ending with assistant); tokens per row against ``max_tokens`` (or the model's limit);
@@ -606,21 +608,55 @@ def _check_line(
     line, record = item.line, item.value
     if item.error is not None:
         return Problem(line, item.error)
-    if not isinstance(record, dict) or "messages" not in record:
-        return Problem(line, 'a row must be a JSON object with "messages"')
-    unknown = sorted(set(record) - {"messages"})
-    if unknown:
-        return Problem(line, f'unknown key(s) {unknown}; a row holds only "messages"')
-    messages = record["messages"]
-    problem = _check_messages(messages)
-    if problem is not None:
-        return Problem(line, problem)
+    if isinstance(record, dict) and frozenset(record) in PAIR_KEYS:
+        pair = _pair_messages(record)
+        if isinstance(pair, str):
+            return Problem(line, f"{PAIR_KEYS[frozenset(record)]} pair: {pair}")
+        messages = pair[0]
+    else:
+        if not isinstance(record, dict) or "messages" not in record:
+            return Problem(line, 'a row must be a JSON object with "messages" (or a pair)')
+        unknown = sorted(set(record) - {"messages"})
+        if unknown:
+            return Problem(line, f'unknown key(s) {unknown}; a row holds only "messages"')
+        messages = record["messages"]
+        problem = _check_messages(messages)
+        if problem is not None:
+            return Problem(line, problem)
     if shape is not None:
         wrong = shape.problem(messages)
         if wrong is not None:
             return Problem(line, wrong)
-    text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False)  # a pair: both answers
     return _tally(line, "line", messages, text, tokenizer, summary, seen)
+
+
+# A preference pair's keys: OpenAI's preference fine-tuning, TRL's DPO (conversational).
+PAIR_KEYS = {
+    frozenset(("input", "preferred_output", "non_preferred_output")): "OpenAI preference",
+    frozenset(("prompt", "chosen", "rejected")): "TRL DPO",
+}
+
+
+def _pair_messages(record: dict[str, Any]) -> tuple[list[Any], list[Any]] | str:
+    """A pair's (prompt + chosen, prompt + rejected) conversations, checked; else why not."""
+    if "input" in record:
+        given = record["input"]
+        if not isinstance(given, dict) or not isinstance(given.get("messages"), list):
+            return '"input" must be an object with "messages"'
+        prompt = given["messages"]
+        chosen, rejected = record["preferred_output"], record["non_preferred_output"]
+    else:
+        prompt, chosen, rejected = record["prompt"], record["chosen"], record["rejected"]
+    if not all(isinstance(part, list) for part in (prompt, chosen, rejected)):
+        return "the prompt and both answers must be lists of messages"
+    if chosen == rejected:
+        return "the chosen and rejected answers are the same; a pair must differ"
+    for what, answer in (("chosen", chosen), ("rejected", rejected)):
+        problem = _check_messages(prompt + answer)
+        if problem is not None:
+            return f"with the {what} answer, {problem}"
+    return prompt + chosen, prompt + rejected
 
 
 def _tally(

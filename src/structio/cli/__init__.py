@@ -1,4 +1,4 @@
-"""The ``structio`` command: format, parse, finetune, validate and run from a shell.
+"""The ``structio`` command: format, parse, finetune, validate, run and eval from a shell.
 
 Exit codes: 0 when all went well, 1 when the data has problems (invalid examples, a
 completion that cannot be read, failed rows) or the disk does (full, a file size limit),
@@ -574,10 +574,19 @@ if __name__ == "__main__":  # python -m structio.cli
     sys.exit(main())
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from structio.cli.evaluation import evaluation_command  # loads the evaluation package
+
+    signature = _signature(args.sig) if args.sig else None
+    with _library_warnings():  # unreadable data rows: a handful of lines at most
+        return evaluation_command(args, signature, _adapter(args.adapter))
+
+
 _COMMANDS = {
     "format": _format,
     "parse": _parse,
     "finetune": _finetune,
     "validate": _validate,
     "run": _run,
+    "eval": _eval,
 }

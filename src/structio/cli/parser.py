@@ -101,6 +101,20 @@ PREDICTIONS.errors.jsonl: rerun with or without --batch to retry them.
 """
 
 
+EVAL_EXAMPLES = """\
+examples:
+  structio eval examples/data/tickets.jsonl preds.jsonl --sig examples/quickstart.py:Triage
+  structio eval labelled.jsonl chat.jsonl json.jsonl --html report.html
+  structio eval labelled.jsonl preds.jsonl --json > scores.json
+  structio eval labelled.jsonl preds.jsonl --sig app.sigs:Triage --pairs pairs.jsonl \\
+      --pairs-format trl
+
+DATA is the labelled file the predictions were made from; each PREDICTIONS file is one
+`structio run -o` output (its failed rows are read from PREDICTIONS.errors.jsonl), shown
+side by side. Without --sig, each field is scored by its labelled JSON value's type.
+"""
+
+
 def build_parser(
     handlers: Mapping[str, Callable[[argparse.Namespace], int]],
 ) -> argparse.ArgumentParser:
@@ -220,7 +234,43 @@ def build_parser(
     )
     _adapter_and_demos(run)
     run.set_defaults(handler=handlers["run"])
+
+    ev = command("eval", "score prediction files against labels", EVAL_EXAMPLES)
+    _eval_command(ev)
+    ev.set_defaults(handler=handlers["eval"])
     return parser
+
+
+def _eval_command(ev: argparse.ArgumentParser) -> None:
+    ev.add_argument("data", metavar="DATA", help="the labelled rows: a .jsonl or .csv file")
+    ev.add_argument(
+        "predictions", metavar="PREDICTIONS", nargs="+", help="one or more `structio run` outputs"
+    )
+    ev.add_argument("--sig", help="the signature: its output types choose each field's metric")
+    ev.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ev.add_argument("--html", metavar="REPORT", help="write a self-contained HTML report here")
+    ev.add_argument(
+        "--tolerance", type=float, default=0.0, help="absolute tolerance of number fields"
+    )
+    ev.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="FIELD=module:function",
+        help="score FIELD with function(labelled, predicted) -> float (repeatable)",
+    )
+    ev.add_argument(
+        "--pairs",
+        metavar="OUT",
+        help="write a preference pair per wrong prediction (needs --sig; one PREDICTIONS)",
+    )
+    ev.add_argument(
+        "--pairs-format",
+        choices=("openai", "trl"),
+        default="openai",
+        help="openai: preference fine-tuning JSONL (default); trl: DPO, conversational",
+    )
+    _adapter_option(ev)
 
 
 def _positive(text: str) -> int:
