@@ -110,6 +110,9 @@ def done_lines(output: str | os.PathLike[str]) -> set[int]:
 # The keys of a row of the output. The first three are in every row; rows written before
 # the model and the adapter were recorded lack those two, and are not checked for them.
 _ROW_KEYS = frozenset(("line", "inputs", "outputs", "model", "adapter"))
+# What a row also says of how its prediction was made, read by `structio eval`: each
+# output's confidence (when asked for), the tokens, the cost and the requests.
+_META_KEYS = frozenset(("_confidence", "_usage", "_cost", "_requests"))
 # How a row begins (`json.dumps` of a dict whose first key is "line"): a last line cut off
 # by a crash is known by it, and no other line is ever removed.
 _ROW_START = b'{"line":'
@@ -130,8 +133,15 @@ class _Maker:
         adapter = type(resolve_adapter(predict.adapter)).__name__
         return cls(predict.signature, model if isinstance(model, str) else None, adapter)
 
-    def record(self, line: int, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> str:
-        """A row of the output: the line of JSON written for one prediction."""
+    def record(
+        self, line: int, inputs: Mapping[str, Any], outputs: Mapping[str, Any], meta: Any = None
+    ) -> str:
+        """A row of the output: the line of JSON written for one prediction.
+
+        With the prediction's ``meta`` (a `PredictionMeta`), the row also holds what
+        `structio eval` reads: ``_usage``, ``_cost``, ``_requests`` and, when it was asked
+        for, ``_confidence``.
+        """
         row: dict[str, Any] = {
             "line": line,
             "inputs": jsonable(dict(inputs)),
@@ -140,6 +150,16 @@ class _Maker:
         if self.model is not None:
             row["model"] = self.model
         row["adapter"] = self.adapter
+        if meta is not None:
+            row["_usage"] = {
+                "prompt_tokens": meta.usage.prompt_tokens,
+                "completion_tokens": meta.usage.completion_tokens,
+            }
+            if meta.cost is not None:
+                row["_cost"] = meta.cost
+            row["_requests"] = len(meta.responses)
+            if meta.confidence is not None:
+                row["_confidence"] = meta.confidence
         return json.dumps(row, ensure_ascii=False) + "\n"
 
     def problem(self, row: Mapping[str, Any]) -> str | None:
@@ -186,7 +206,7 @@ def _row_keys_problem(value: Any) -> str | None:
     """Why a line's JSON is not a row of this format, or ``None``."""
     if not isinstance(value, dict) or not {"line", "inputs", "outputs"} <= set(value):
         return 'it is not a row structio run writes (a JSON object of "line", "inputs", "outputs")'
-    unknown = sorted(set(value) - _ROW_KEYS)
+    unknown = sorted(set(value) - _ROW_KEYS - _META_KEYS)
     line = value["line"]
     if (
         unknown
@@ -419,7 +439,8 @@ def run_file(
             return
         streak.reset()
         # Through the class: an output may be named to_dict (see Prediction).
-        handle.write(maker.record(line, inputs, Prediction.to_dict(result)))
+        row = maker.record(line, inputs, Prediction.to_dict(result), Prediction.meta_of(result))
+        handle.write(row)
         summary.done += 1
         bar.advance()
 
@@ -687,7 +708,8 @@ def run_batch(
                     return
                 prediction = Prediction.from_result(outcome)
                 # Written at once (a stop later keeps it); through the class, as run_file.
-                handle.write(maker.record(line, inputs, Prediction.to_dict(prediction)))
+                outputs, meta = Prediction.to_dict(prediction), Prediction.meta_of(prediction)
+                handle.write(maker.record(line, inputs, outputs, meta))
                 summary.done += 1
 
             job = submit(

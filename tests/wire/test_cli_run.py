@@ -58,6 +58,9 @@ def test_run_predicts_keeps_failures_and_resumes(
         "outputs": {"category": "cccc", "urgency": 4},
         "model": "openai/test",
         "adapter": "ChatAdapter",
+        # What structio eval reads: tokens and requests (no price known, no confidence).
+        "_usage": {"prompt_tokens": 11, "completion_tokens": 3},
+        "_requests": 1,
     }
     errors = [
         json.loads(line) for line in (tmp_path / "preds.errors.jsonl").read_text().splitlines()
@@ -104,7 +107,17 @@ def test_run_goes_through_the_cache(server: OpenAIServer, tmp_path: Path) -> Non
     assert main([*base, "-o", str(tmp_path / "one.jsonl")]) == 0
     assert main([*base, "-o", str(tmp_path / "two.jsonl")]) == 0
     assert len(server.requests) == 2  # the second run was answered from the cache
-    assert read(tmp_path / "one.jsonl") == read(tmp_path / "two.jsonl")
+    one, two = read(tmp_path / "one.jsonl"), read(tmp_path / "two.jsonl")
+
+    def predictions(rows: dict[int, dict[str, object]]) -> dict[int, dict[str, object]]:
+        return {
+            n: {k: v for k, v in row.items() if not k.startswith("_")} for n, row in rows.items()
+        }
+
+    assert predictions(one) == predictions(two)
+    # A cache hit bills nothing: what eval counts of cost says so.
+    assert two[1]["_usage"] == {"prompt_tokens": 0, "completion_tokens": 0}
+    assert two[1]["_cost"] == 0.0
 
 
 @pytest.mark.usefixtures("env")
@@ -295,3 +308,38 @@ def test_run_with_each_adapter(
     sent = server.requests[0].body
     assert sent["messages"] == adapter.format(sig, [], {"ticket": "aa"})
     assert ("tools" in sent) == (name == "tool")
+
+
+@pytest.mark.usefixtures("env")
+def test_run_with_confidence_writes_what_eval_calibrates(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.wire.test_confidence import chat_tokens, text_of
+
+    # Every answer says "bug" (at 0.6, "billing" 0.2); the labels say bug, bug, billing.
+    tokens = chat_tokens(0.6, 0.2, (0.5, 0.5))
+    server.handler = lambda request: Reply(content=text_of(tokens), logprobs=[tokens])
+    sig = "ticket -> category: Literal['bug', 'billing'], summary"
+    data = tmp_path / "rows.jsonl"
+    rows = [
+        {"ticket": "a", "category": "bug"},
+        {"ticket": "b", "category": "bug"},
+        {"ticket": "c", "category": "billing"},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "preds.jsonl"
+    argv = ["run", sig, str(data), "-o", str(out), "--model", "openai/test"]
+    argv += ["--api-base", server.base_url, "--transport", "direct", "--confidence"]
+    assert main(argv) == 0
+    written = read(out)
+    assert written[1]["_confidence"] == {"category": pytest.approx(0.75), "summary": 0.5}
+    assert all(server.requests[i].body["logprobs"] is True for i in range(3))
+    capsys.readouterr()
+    assert main(["eval", str(data), str(out), "--sig", sig, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    calibration = report["calibration"]["category"]
+    # All three rows said 0.75 and two were right: one bin, 0.75 against 2/3.
+    assert calibration["ece"] == pytest.approx(0.75 - 2 / 3)
+    (full,) = [b for b in calibration["bins"] if b["rows"]]
+    assert (full["rows"], full["confidence"]) == (3, pytest.approx(0.75))
+    assert report["rows"]["scored"] == 3

@@ -537,6 +537,7 @@ def _run(args: argparse.Namespace) -> int:
         lm=LM(args.model, **_lm_options(args)),
         adapter=_adapter(args.adapter),
         demos=_checked_demos(sig, args.demos),
+        confidence=args.confidence,
     )
     if args.batch:
         if args.poll_interval < 0:

@@ -211,6 +211,12 @@ def build_parser(
         "auto (default): direct for openai/, azure/, groq/... and litellm for the rest",
     )
     run.add_argument("--temperature", type=float)
+    run.add_argument(
+        "--confidence",
+        action="store_true",
+        help="ask for token log probabilities and write each output's confidence in [0, 1] "
+        "(_confidence in each row, read by structio eval); the model must return them",
+    )
     run.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     run.add_argument(
         "--batch",
