@@ -38,4 +38,4 @@ def test_stream_scaling_quick_prints_its_tables_and_targets() -> None:
     first, whole = (float(cell.removesuffix(" ms").replace(",", "")) for cell in streams[1][1:3])
     assert 0 < first < whole  # the first item comes before the whole answer
     assert "Targets" in out
-    assert out.count("- [") == 6  # every target is marked
+    assert out.count("- [") == 7  # every target is marked (five readers, the long answer, the list)

@@ -486,7 +486,8 @@ class ResponsesAssembler(StreamAssembler):
             self.texts[0].append(delta)
             if isinstance(event.get("logprobs"), list):
                 self.logprobs.setdefault(0, []).extend(event["logprobs"])
-                self.pieces.append(LogprobsPiece(tuple(event["logprobs"])))
+                if event["logprobs"]:
+                    self.pieces.append(LogprobsPiece(tuple(event["logprobs"])))
             return delta
         if kind == "response.refusal.delta":
             self.refused = True

@@ -493,12 +493,13 @@ def test_an_option_anthropic_does_not_take_is_refused_before_sending(
 def test_recorded_streams_hand_out_thinking_and_tool_input_as_they_come(
     anthropic: AnthropicServer, make_lm: MakeLM, name: str
 ) -> None:
+    from structio.lm import ReasoningPiece, ToolCallPiece
     from tests.wire.pieces import check_pieces
 
     anthropic.reply(Reply(sse=recorded(name)))
     items = list(make_lm().stream([{"role": "user", "content": "?"}], pieces=True))
     first = check_pieces(items).completions[0]
-    streamed = [item for item in items if not isinstance(item, (str, sio.LMResponse))]
+    streamed = [item for item in items if isinstance(item, (ReasoningPiece, ToolCallPiece))]
     events = [json.loads(line[5:]) for line in recorded(name).splitlines() if line[:5] == "data:"]
     # Blocks of the client's tools (not a server tool's, whose input is no call of ours).
     calls = {e["index"] for e in events if e["type"] == "content_block_start"} - {

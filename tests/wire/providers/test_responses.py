@@ -477,12 +477,13 @@ def test_a_tool_turns_reasoning_is_replayed_through_the_history(
 def test_recorded_streams_hand_out_summaries_and_arguments_as_they_come(
     responses: ResponsesServer, make_lm: MakeLM, name: str
 ) -> None:
+    from structio.lm import ReasoningPiece, ToolCallPiece
     from tests.wire.pieces import check_pieces
 
     responses.reply(ResponsesReply(sse=recorded(name)))
     items = list(make_lm("openai/gpt-4o").stream(MESSAGES, pieces=True))
     first = check_pieces(items).completions[0]
-    streamed = [item for item in items if not isinstance(item, (str, sio.LMResponse))]
+    streamed = [item for item in items if isinstance(item, (ReasoningPiece, ToolCallPiece))]
     kinds = ("reasoning_summary_text.delta", "function_call_arguments.delta")
     recorded_deltas = [
         line
