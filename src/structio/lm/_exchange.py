@@ -276,7 +276,11 @@ def _stream_sync(
             if size > MAX_RESPONSE_BYTES:
                 raise _too_large(response)
             clock.check()
-            yield from assembler.handed(assembler.feed_line(line))
+            new = assembler.feed_line(line)
+            if assembler.pieces:  # rare: reasoning, calls, logprobs
+                yield from assembler.handed(new)
+            elif new:
+                yield new
     yield assembler
 
 
@@ -304,8 +308,12 @@ async def _stream_async(
             if size > MAX_RESPONSE_BYTES:
                 raise _too_large(response)
             clock.check()
-            for piece in assembler.handed(assembler.feed_line(line)):
-                yield piece
+            new = assembler.feed_line(line)
+            if assembler.pieces:
+                for piece in assembler.handed(new):
+                    yield piece
+            elif new:
+                yield new
     yield assembler
 
 

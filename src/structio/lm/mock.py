@@ -191,7 +191,11 @@ class MockTransport:
         response = self._answer(model, messages, params, client, attempt, True, time.perf_counter())
         assembler = StreamAssembler(model, self.name)
         for chunk in _chunks(response, self.piece_size):
-            yield from assembler.handed(assembler.feed_chunk(chunk))
+            new = assembler.feed_chunk(chunk)
+            if assembler.pieces:  # rare: reasoning, calls, logprobs
+                yield from assembler.handed(new)
+            elif new:
+                yield new
         assembler.done = True
         yield assembler
 
