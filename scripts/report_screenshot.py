@@ -8,7 +8,10 @@ the plots' blue, orange and green among them. Writes ``docs/images/evaluation_re
 the picture in the README. Not run in CI (no Chromium there): run it after changing the
 report, and commit the PNG.
 
-Run: python scripts/report_screenshot.py [--chromium PATH] [--out PNG]
+Run: python scripts/report_screenshot.py [--chromium PATH] [--out PNG] [--page REPORT.html]
+
+The README's picture is of a real report: ``--page`` takes one `structio eval --html`
+wrote (see the README's Evaluation section for the commands that made it).
 """
 
 from __future__ import annotations
@@ -135,10 +138,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     parser.add_argument("--out", type=Path, default=ROOT / "docs/images/evaluation_report.png")
+    parser.add_argument(
+        "--page",
+        type=Path,
+        help="a report `structio eval --html` wrote (of real predictions) instead of the sample",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "report.html"
-        page.write_text(html_report(sample_summaries(), title="Evaluation of tickets.jsonl"))
+        if args.page is not None:
+            shutil.copyfile(args.page, page)
+        else:
+            page.write_text(html_report(sample_summaries(), title="Evaluation of tickets.jsonl"))
         shot = Path(tmp) / "shot.png"
         subprocess.run(  # noqa: S603 - the browser the user runs, on a page written here
             [
