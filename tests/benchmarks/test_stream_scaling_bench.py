@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks._quick import run_quick
 
 
 def _rows(out: str, name: str) -> list[list[str]]:
@@ -16,16 +12,14 @@ def _rows(out: str, name: str) -> list[list[str]]:
 
 
 def test_stream_scaling_quick_prints_its_tables_and_targets() -> None:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "stream_scaling.py"), "--quick"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    out = result.stdout
-    for adapter in ("ChatAdapter", "JSONAdapter", "XMLAdapter", "CompactAdapter"):
+    out = run_quick("stream_scaling.py")
+    for adapter in (
+        "ChatAdapter",
+        "JSONAdapter",
+        "XMLAdapter",
+        "CompactAdapter",
+        "ToolOutputAdapter",
+    ):
         (row,) = _rows(out, adapter)
         assert row[1].endswith("µs")
         assert row[2].endswith("µs")
