@@ -343,3 +343,20 @@ def test_run_with_confidence_writes_what_eval_calibrates(
     (full,) = [b for b in calibration["bins"] if b["rows"]]
     assert (full["rows"], full["confidence"]) == (3, pytest.approx(0.75))
     assert report["rows"]["scored"] == 3
+
+
+@pytest.mark.usefixtures("env")
+def test_run_server_says_what_the_local_server_returns(
+    server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ollama returns no log probabilities: --server ollama makes --confidence refuse at once.
+    server.handler = answer
+    data = tmp_path / "rows.jsonl"
+    write_rows(data, ["aa"])
+    argv = ["run", SIG, str(data), "-o", str(tmp_path / "p.jsonl"), "--model", "openai/test"]
+    argv += ["--api-base", server.base_url, "--confidence"]
+    assert main([*argv, "--server", "ollama"]) == 2
+    assert "log probabilities" in capsys.readouterr().err
+    assert server.requests == []
+    assert main([*argv, "--server", "vllm"]) == 0
+    assert server.requests[0].body["logprobs"] is True

@@ -515,6 +515,8 @@ def _lm_options(args: argparse.Namespace) -> dict[str, Any]:
         options["api_base"] = args.api_base
     if args.temperature is not None:
         options["temperature"] = args.temperature
+    if getattr(args, "server", None):
+        options["server"] = args.server
     key = _api_key(args)
     if key is not None:
         options["api_key"] = key

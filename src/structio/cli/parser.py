@@ -14,6 +14,7 @@ from structio.adapters import (
     ToolOutputAdapter,
     XMLAdapter,
 )
+from structio.lm.profile import SERVER_NAMES
 
 __all__ = ["ADAPTERS", "ADAPTER_NAMES", "build_parser"]
 
@@ -192,6 +193,12 @@ def build_parser(
     )
     run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
     run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
+    run.add_argument(
+        "--server",
+        choices=SERVER_NAMES,
+        help="which local server answers at --api-base, when the model's prefix does not say: "
+        "what it takes (grammars, schemas) and returns (log probabilities)",
+    )
     keys = run.add_mutually_exclusive_group()
     keys.add_argument(
         "--api-key",
