@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._demos import InvalidFieldError, checked_demos, typed_values
-from structio._util.files import JSONLine, atomic_write, read_jsonl
+from structio._util.files import JSONLine, atomic_write, open_text, read_jsonl
 from structio._util.log import logger
 from structio._util.progress import Progress
 from structio.adapters.base import as_signature
@@ -229,11 +229,13 @@ def read_examples(
 def _opened(path: Path, newline: str | None = "") -> IO[str]:
     """``path`` open for reading as text (by default its newlines as written, for CSV).
 
+    A byte-order mark (Excel's "CSV UTF-8") is skipped: see `open_text`.
+
     Raises:
         ConfigurationError: The file cannot be opened (no permission...).
     """
     try:
-        return path.open(encoding="utf-8", newline=newline)
+        return open_text(path, newline=newline)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot read {str(path)!r}: {exc.strerror or exc}; check the file and its permissions"

@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import structio as sio
 from structio import finetune
 from structio._util import files
-from structio._util.files import Appender, JSONLine, atomic_write, read_jsonl
+from structio._util.files import (
+    Appender,
+    JSONLine,
+    atomic_write,
+    open_text,
+    read_jsonl,
+    read_text,
+)
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
@@ -44,6 +53,47 @@ def test_the_reader_keeps_line_numbers_and_reasons() -> None:
         JSONLine(5, None, "not valid JSON (Expecting value, column 9)", complete=False),
     ]
     assert [item.value for item in read_jsonl([b'{"b": 2}\n'])] == [{"b": 2}]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(st.lists(_JSON, min_size=1, max_size=5))
+def test_a_byte_order_mark_before_the_first_line_is_skipped(values: list[object]) -> None:
+    lines = [json.dumps(value) + "\n" for value in values]
+    plain = list(read_jsonl(lines))
+    assert [item.value for item in plain] == values
+    marked = ["\ufeff" + lines[0], *lines[1:]]
+    assert list(read_jsonl(marked)) == plain
+    assert list(read_jsonl(line.encode("utf-8") for line in marked)) == plain
+
+
+def test_only_the_first_line_loses_a_byte_order_mark() -> None:
+    # A mark anywhere else is a character of the data, not a mark of the file: reported.
+    (first, second) = read_jsonl(['{"a": 1}\n', '\ufeff{"b": 2}\n'])
+    assert first == JSONLine(1, {"a": 1})
+    assert second.line == 2
+    assert second.error is not None
+
+
+@pytest.mark.parametrize("write", ["mark", "utf-8-sig", "plain"])
+def test_users_text_files_are_read_without_their_byte_order_mark(
+    tmp_path: Path, write: str
+) -> None:
+    path = tmp_path / "rows.csv"
+    text = "ticket,urgency\r\nx,1\r\n"
+    if write == "utf-8-sig":
+        path.write_text(text, encoding="utf-8-sig", newline="")
+    else:
+        path.write_bytes((("\ufeff" if write == "mark" else "") + text).encode("utf-8"))
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf") == (write != "plain")
+    with open_text(path) as handle:
+        assert handle.read() == text  # newlines as written, for CSV
+    assert read_text(path) == text.replace("\r\n", "\n")
 
 
 def test_saved_prompts_and_finetune_files_are_written_by_the_one_writer(

@@ -1,4 +1,4 @@
-"""Files: atomic writes, appends of whole records, and JSON Lines read with line numbers.
+"""Files: atomic writes, appends of whole records, users' text files, JSON Lines read.
 
 `atomic_write` is the one way structio writes a file whole, `Appender` the one way it adds
 records to one (a run's output). Neither ever leaves a half-written file, and a file that
@@ -42,9 +42,12 @@ if TYPE_CHECKING:
 __all__ = [
     "JSONLine",
     "STALE_TEMPORARY_AGE",
+    "TEXT_ENCODING",
     "Appender",
     "atomic_write",
+    "open_text",
     "read_jsonl",
+    "read_text",
     "remove_stale_temporaries",
     "save_error",
     "write_json",
@@ -535,6 +538,39 @@ def save_error(
     )
 
 
+# The encoding of every text file a user gives structio (data, demos, JSON arguments): UTF-8,
+# a byte-order mark at its start skipped. Excel's "CSV UTF-8" and Windows editors write one;
+# read as plain UTF-8 it would stay glued to the first header name or the first JSON line.
+TEXT_ENCODING = "utf-8-sig"
+
+# The byte-order mark, as text (a file read as plain UTF-8) and as its bytes.
+_BOM = "\ufeff"
+_BOM_BYTES = _BOM.encode("utf-8")
+
+
+def open_text(path: str | os.PathLike[str], *, newline: str | None = "") -> IO[str]:
+    """A user's text file open for reading, as UTF-8 with a byte-order mark skipped.
+
+    ``newline=""`` (the default) keeps line endings as written, which CSV needs; ``None``
+    reads every ending as a newline.
+
+    Raises:
+        OSError: The file cannot be opened.
+    """
+    return open(path, encoding=TEXT_ENCODING, newline=newline)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A user's whole text file, as UTF-8 with a byte-order mark skipped (see `open_text`).
+
+    Raises:
+        OSError: The file cannot be read.
+        UnicodeDecodeError: The file is not UTF-8.
+    """
+    with open_text(path, newline=None) as handle:
+        return handle.read()
+
+
 class JSONLine(NamedTuple):
     """One non-blank line of a JSON Lines file.
 
@@ -558,9 +594,12 @@ def read_jsonl(lines: Iterable[str | bytes]) -> Iterator[JSONLine]:
     Blank lines are skipped (and counted). A line that is not JSON is reported with the
     decoder's reason and column rather than raised, so a caller can list every bad line; so
     is JSON that Python cannot hold (brackets nested too deeply, a number of thousands of
-    digits).
+    digits). A byte-order mark before the first line is skipped, however the file was
+    opened (see `TEXT_ENCODING`).
     """
     for number, raw in enumerate(lines, 1):
+        if number == 1:
+            raw = raw.removeprefix(_BOM_BYTES) if isinstance(raw, bytes) else raw.removeprefix(_BOM)
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         complete = text.endswith("\n")
         if not text.strip():

@@ -26,7 +26,7 @@ from typing import Any
 from structio._demos import checked_demos
 from structio._loading import load_signature
 from structio._util.data import jsonable
-from structio._util.files import read_jsonl
+from structio._util.files import read_jsonl, read_text
 from structio.adapters import Adapter
 from structio.cli.parser import ADAPTERS, build_parser
 from structio.exceptions import (
@@ -291,7 +291,7 @@ def _demo_places(path: str | None, count: int) -> list[str]:
         return []
     if Path(path).suffix.lower() == ".json":
         return [f"item {n}" for n in range(1, count + 1)]
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = read_text(path).splitlines()
     return [f"line {n}" for n, text in enumerate(lines, 1) if text.strip()][:count]
 
 
@@ -300,7 +300,7 @@ def _demos(path: str | None) -> list[dict[str, Any]]:
         return []
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file)
     except OSError as exc:
         raise _CommandLineError(f"cannot read demos {path!r}: {exc.strerror or exc}") from None
     if file.suffix.lower() == ".json":
@@ -324,7 +324,7 @@ def _demos(path: str | None) -> list[dict[str, Any]]:
 def _json_argument(text: str, what: str) -> Any:
     if text.startswith("@"):
         try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
+            text = read_text(text[1:])
         except OSError as exc:
             raise _CommandLineError(f"cannot read {what} {text[1:]!r}: {exc.strerror}") from None
     try:

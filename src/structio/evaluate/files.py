@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from structio._util.data import jsonable
-from structio._util.files import read_jsonl
+from structio._util.files import open_text, read_jsonl
 from structio._util.log import logger
 from structio._util.progress import Progress
 from structio.evaluate.evaluation import Evaluation, reason_of
@@ -87,7 +87,7 @@ def _data_rows(
         return
     if not path.is_file():
         raise ConfigurationError(f"no such file: {str(path)!r}")
-    with path.open(encoding="utf-8", newline="") as handle:
+    with open_text(path) as handle:
         if suffix == ".csv":
             reader = csv.DictReader(handle)
             for row in reader:
@@ -110,7 +110,7 @@ def prediction_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     file = Path(path)
     if not file.is_file():
         raise ConfigurationError(f"no such file: {str(file)!r}")
-    with file.open(encoding="utf-8", newline=None) as handle:
+    with open_text(file, newline=None) as handle:
         for item in read_jsonl(handle):
             value = item.value
             if item.error is not None and not item.complete:
@@ -131,7 +131,7 @@ def prediction_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 def _failed_rows(path: Path | None) -> Iterator[tuple[int, str]]:
     if path is None or not path.is_file():
         return
-    with path.open(encoding="utf-8") as handle:
+    with open_text(path, newline=None) as handle:
         for item in read_jsonl(handle):
             value = item.value
             if isinstance(value, dict) and isinstance(value.get("line"), int):
