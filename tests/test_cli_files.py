@@ -1,10 +1,13 @@
 """The structio command and files as users save them: a byte-order mark (Excel's "CSV
-UTF-8", Windows editors) read as UTF-8 by every command that reads a user's file."""
+UTF-8", Windows editors) read as UTF-8 by every command that reads a user's file; an empty
+data file, a count of epochs, an output name and a signature class named wrong, each a
+clear error."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ TRIAGE = f"{ROOT / 'examples' / 'quickstart.py'}:Triage"
 TICKETS = ROOT / "examples" / "data" / "tickets.jsonl"
 EVAL_SIG = f"{ROOT / 'tests' / 'evaluate' / '_rows.py'}:Triage"
 BOM = "\ufeff"
+OFFLINE_RUN = ["--model", "openai/m", "--api-base", "http://127.0.0.1:9/v1"]
 
 
 def tickets() -> list[dict[str, object]]:
@@ -150,3 +154,135 @@ def test_demos_and_json_arguments_with_a_byte_order_mark(
             outputs.append(json.loads(out))
     assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
     assert outputs[0][1]["content"] == "[[ ## question ## ]]\n1+1?"
+
+
+# -- smaller command-line errors --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("empty.jsonl", ""),
+        ("blank.jsonl", "\n  \n"),
+        ("marked.jsonl", BOM),
+        ("header.csv", "ticket\r\n"),
+        ("empty.csv", ""),
+    ],
+)
+@pytest.mark.parametrize("batch", [False, True])
+def test_run_on_a_data_file_without_rows_is_a_usage_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, batch: bool
+) -> None:
+    data = tmp_path / name
+    data.write_text(text, encoding="utf-8")
+    out = tmp_path / "preds.jsonl"
+    argv = ["run", TRIAGE, str(data), "-o", str(out), *OFFLINE_RUN]
+    code, stdout, err = run(capsys, *argv, *(["--batch"] if batch else []))
+    assert (code, stdout) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"structio: error: no rows in the data file {str(data)!r}: it is empty")
+    assert "give the file that holds the rows to predict" in line
+    assert not out.exists()  # nothing is created for a run that cannot start
+
+
+@pytest.mark.parametrize("epochs", ["0", "-2"])
+def test_epochs_must_be_positive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], epochs: str
+) -> None:
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(SystemExit) as caught:
+        main(["finetune", TRIAGE, str(TICKETS), "-o", str(out), "--epochs", epochs])
+    assert caught.value.code == 2
+    assert not out.exists()
+    assert f"--epochs: must be 1 or more, not {epochs}" in capsys.readouterr().err
+
+
+def test_epochs_count_in_the_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tokens = []
+    for epochs in ("1", "3"):
+        out = tmp_path / f"ft{epochs}.jsonl"
+        argv = ["finetune", TRIAGE, str(TICKETS), "-o", str(out), "--training-price", "1"]
+        code, stdout, err = run(capsys, *argv, "--epochs", epochs)
+        assert (code, err) == (0, "")
+        (cost,) = [line for line in stdout.splitlines() if line.startswith("estimated")]
+        tokens.append(int(cost.split("(")[1].split()[0].replace(",", "")))  # (17,820 tokens
+    assert tokens[1] == 3 * tokens[0] > 0
+
+
+def name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def test_an_output_name_that_fits_but_its_temporary_file_does_not_names_the_users_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The name fits; the temporary file beside it (".<name>.XXXXXXXX.tmp") is 14 longer.
+    limit = name_max(tmp_path)
+    out = tmp_path / ("o" * (limit - 10) + ".jsonl")  # 4 characters short of the limit
+    code, stdout, err = run(capsys, "finetune", TRIAGE, str(TICKETS), "-o", str(out))
+    assert (code, stdout) == (2, "")
+    assert err == (
+        f"structio: error: cannot write the finetune file {str(out)!r}: the name is too "
+        "long for the temporary file written beside it first (the name and 14 "
+        "characters); give a name at least 10 characters shorter. Nothing was written "
+        "(a file already there is as it was)\n"
+    )
+    shorter = tmp_path / ("o" * (limit - 20) + ".jsonl")  # as the message says: it fits
+    assert run(capsys, "finetune", TRIAGE, str(TICKETS), "-o", str(shorter))[0] == 0
+    assert shorter.is_file()
+
+
+SIGNATURES = """
+import structio as sio
+from structio import Signature
+
+
+class Triage(sio.Signature):
+    ticket: str = sio.InputField()
+    team: str = sio.OutputField()
+
+
+class Summarize(Signature):
+    text: str = sio.InputField()
+    summary: str = sio.OutputField()
+
+
+class Helper:
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("Triag", "did you mean 'Triage'? Its signature classes: Summarize, Triage"),
+        ("triage", "did you mean 'Triage'? Its signature classes: Summarize, Triage"),
+        ("Sumarise", "did you mean 'Summarize'? Its signature classes: Summarize, Triage"),
+        ("Report", "its signature classes: Summarize, Triage"),
+        ("helper", "its signature classes: Summarize, Triage"),  # not a signature: not offered
+    ],
+)
+def test_a_missing_class_lists_the_files_signatures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, said: str
+) -> None:
+    file = tmp_path / f"sigs_{name.lower()}.py"
+    file.write_text(SIGNATURES, encoding="utf-8")
+    ref = f"{file}:{name}"
+    code, out, err = run(capsys, "format", ref, "--inputs", "{}")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"structio: error: {file} has no {name!r} (looking for signature {ref!r}); {said}\n"
+    )
+
+
+def test_a_missing_class_in_a_file_without_signatures_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "no_sigs.py"
+    file.write_text("import structio as sio\n\nclass Triage:\n    pass\n", encoding="utf-8")
+    code, _, err = run(capsys, "format", f"{file}:Triag", "--inputs", "{}")
+    assert code == 2
+    assert err.rstrip().endswith("; it holds no signature class (a subclass of structio.Signature)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -43,11 +44,42 @@ def load_signature(ref: str) -> type[Signature]:
     obj: Any = module
     for attr in name.split("."):
         if not hasattr(obj, attr):
-            raise SignatureError(f"{location} has no {name!r} (looking for signature {ref!r})")
+            raise SignatureError(
+                f"{location} has no {name!r} (looking for signature {ref!r}); "
+                + _suggestions(obj, attr)
+            )
         obj = getattr(obj, attr)
     if not isinstance(obj, SignatureMeta):
         raise SignatureError(f"{ref!r} is a {type(obj).__name__}, not a Signature class")
     return typing.cast("type[Signature]", obj)
+
+
+def _suggestions(owner: Any, missing: str) -> str:
+    """What ``owner`` (a module, or a class) has instead of ``missing``: its signatures.
+
+    The closest names first ("did you mean"), then every signature class it holds, so a
+    typo and a wrong file are both plain at once.
+    """
+    found = sorted(
+        name
+        for name, value in vars(owner).items()
+        if isinstance(value, SignatureMeta)
+        and not name.startswith("_")
+        # structio's own classes imported into the file (`Signature`) are not the user's.
+        and getattr(value, "__module__", "").partition(".")[0] != "structio"
+    )
+    if not found:
+        return "it holds no signature class (a subclass of structio.Signature)"
+    close = difflib.get_close_matches(missing, found, n=3)
+    if not close:
+        # A different spelling of the case (`triage` for `Triage`) is a close match too.
+        close = [name for name in found if name.lower() == missing.lower()]
+    listed = f"its signature classes: {', '.join(found[:20])}"
+    if len(found) > 20:
+        listed += f" and {len(found) - 20:,} more"
+    if close:
+        return f"did you mean {' or '.join(repr(name) for name in close)}? I{listed[1:]}"
+    return listed
 
 
 def _module(name: str) -> Any:

@@ -46,6 +46,8 @@ from structio.predict import Predict, Prediction
 from structio.settings import current_settings, resolve_adapter
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
+
     from structio.batch import Outcome
     from structio.signatures.signature import Signature
 
@@ -360,6 +362,21 @@ def _output_line(output: Path, line: int) -> int:
     return 0  # pragma: no cover - only asked of a row just read
 
 
+def _refuse_empty(data: object, signature: type[Signature]) -> None:
+    """Refuse a data file without a row: a run of it would do nothing and report success."""
+    if not isinstance(data, (str, os.PathLike)):
+        return
+    # A generator: closed at once, so the file is not left open until it is collected.
+    rows = cast("Generator[Any, None, None]", read_examples(data, signature))
+    with contextlib.closing(rows):
+        if next(rows, None) is None:
+            raise ConfigurationError(
+                f"no rows in the data file {str(data)!r}: it is empty (a .jsonl file holds one "
+                "JSON object per line, a .csv file a header row and a row per example); give "
+                "the file that holds the rows to predict"
+            )
+
+
 def _reiterable(data: object) -> bool:
     """Whether ``data`` can be read twice: a file, or a collection rather than an iterator."""
     return isinstance(data, (str, os.PathLike)) or iter(cast(Iterable[Any], data)) is not data
@@ -407,11 +424,13 @@ def run_file(
         ConfigurationError: ``output`` holds lines that are not this run's to continue
             (another file, another signature, model or adapter, a data row changed since it
             was predicted). Checked before any call, except a changed row of ``data`` given
-            as an iterator (read once), which is found when the run reaches it.
+            as an iterator (read once), which is found when the run reaches it. Or ``data``
+            is a file without a row (nothing is written).
         SaveError: ``output`` or its errors file cannot be written: a path that cannot be
             (checked before any call), or a full disk during the run. Every row written
             before is kept whole, none in part; a rerun does the rest.
     """
+    _refuse_empty(data, predict.signature)
     out = Path(output)
     summary = RunSummary(out)
     maker = _Maker.of(predict)
@@ -669,13 +688,15 @@ def run_batch(
     Raises:
         ConfigurationError: The model has no batch API structio can reach, the state file
             belongs to another model or signature, or ``output`` is not this run's to
-            continue (as in `run_file`; all checked before any request).
+            continue, or ``data`` is a file without a row (as in `run_file`; all checked
+            before any request).
         LMError: The provider refused an upload or a batch.
         SaveError: ``output``, its errors file or the state file cannot be written (as in
             `run_file`; see `structio.batch.submit` for the state file).
     """
     from structio.batch import BatchCall, BatchLimits, state_path, submit
 
+    _refuse_empty(data, predict.signature)
     out = Path(output)
     summary = RunSummary(out)
     maker = _Maker.of(predict)

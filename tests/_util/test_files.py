@@ -282,3 +282,24 @@ def test_the_appender_takes_back_the_part_of_a_record_it_wrote(
     assert info.value.errno == errno.ENOSPC
     assert "the disk is full; free some space, or write to another disk" in str(info.value)
     assert path.read_text(encoding="utf-8") == '{"line": 1}\n{"line": 3}\n'
+
+
+def test_a_failure_the_system_words_with_the_temporary_file_names_the_users_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some file systems (FUSE, network mounts) give errors with no strerror: the message
+    # would be the system's words, which name the temporary file the user never saw.
+    target = tmp_path / "out.json"
+
+    def refuse(source: str, destination: object) -> None:
+        raise OSError(f"rename of {source} refused by the server")
+
+    monkeypatch.setattr(files.os, "replace", refuse)
+    with pytest.raises(sio.SaveError) as caught:
+        files.write_json(target, {"a": 1}, what="the output")
+    assert str(caught.value) == (
+        f"cannot write the output {str(target)!r}: rename of {target} refused by the "
+        "server; check the path, its folder and the permissions. Nothing was written (a "
+        "file already there is as it was)"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -65,6 +65,8 @@ STALE_TEMPORARY_AGE = 3600.0
 # it is named exactly like ours. The tests check that mkstemp still names files this way.
 _RANDOM_PART = "[a-z0-9_]{8}"
 _SUFFIX = ".tmp"
+# What the temporary file's name adds to the target's: two dots, the random part, the suffix.
+_TEMPORARY_EXTRA = 2 + 8 + len(_SUFFIX)
 
 # Signals whose default action ends the process without running any Python code, so that
 # nothing but a handler of ours can remove the temporary file. (SIGINT raises
@@ -137,7 +139,8 @@ def atomic_write(path: Path, write: Callable[[IO[str]], None], *, what: str = "t
                 prefix=f".{path.name}.", suffix=_SUFFIX, dir=path.parent
             )
         except (OSError, ValueError) as exc:
-            raise save_error(given, what, exc) from exc
+            shorter = _temporary_too_long(path, exc)
+            raise save_error(given, what, exc, shorter_by=shorter) from exc
         _LIVE.add(temporary)
         target = _Target(fd, "w")
         in_write = False
@@ -160,13 +163,29 @@ def atomic_write(path: Path, write: Callable[[IO[str]], None], *, what: str = "t
             target.close()
             Path(temporary).unlink(missing_ok=True)
             if _is_write_failure(exc, target, in_write):
-                raise save_error(given, what, exc) from exc
+                raise save_error(given, what, exc, temporary=temporary) from exc
             raise
         finally:
             _LIVE.discard(temporary)
         _sync_directory(path.parent)
     finally:
         _unguard_termination(installed)
+
+
+def _temporary_too_long(path: Path, exc: BaseException) -> int:
+    """How much shorter ``path``'s name must be for its temporary file's to fit; else 0.
+
+    A name that fits may still fail here: the temporary file beside it (see `atomic_write`)
+    is ``.<name>.<8 random characters>.tmp``, `_TEMPORARY_EXTRA` characters longer.
+    """
+    if not isinstance(exc, OSError) or exc.errno != errno.ENAMETOOLONG:
+        return 0
+    try:
+        limit = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # AttributeError: no pathconf (Windows)
+        limit = 255
+    length = len(os.fsencode(path.name))
+    return length + _TEMPORARY_EXTRA - limit if length <= limit else 0
 
 
 class _Target(io.FileIO):
@@ -499,6 +518,8 @@ def save_error(
     *,
     doing: str = "write",
     kept: str = "nothing was written (a file already there is as it was)",
+    temporary: str | None = None,
+    shorter_by: int = 0,
 ) -> SaveError:
     """The `SaveError` for ``path``, which could not be written: what was wrong, what to do.
 
@@ -511,6 +532,10 @@ def save_error(
             refuses.
         doing: What could not be done to the file (``"write"``, ``"read"``).
         kept: What became of the file.
+        temporary: The temporary file written in its place (`atomic_write`): the system's
+            words name it, the message names ``path`` instead (the file the user knows).
+        shorter_by: How much shorter a name that fits must be for the temporary file's
+            name beside it to fit (`atomic_write`), else 0.
     """
     shown = os.fsdecode(path)
     number = cause.errno if isinstance(cause, OSError) else None
@@ -530,6 +555,14 @@ def save_error(
                 "check the path, its folder and the permissions",
             ),
         )
+    if shorter_by:
+        reason = (
+            "the name is too long for the temporary file written beside it first (the "
+            f"name and {_TEMPORARY_EXTRA} characters)"
+        )
+        advice = f"give a name at least {shorter_by} characters shorter"
+    if temporary is not None:
+        reason = reason.replace(os.fsdecode(temporary), shown)
     return SaveError(
         f"cannot {doing} {what} {shown!r}: {reason}; {advice}. {kept[:1].upper()}{kept[1:]}",
         path=shown,

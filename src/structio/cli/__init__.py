@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SaveError as exc:
         # A path that cannot be written is a usage error; a full disk is not.
-        _error(_one_line(str(exc)))
+        _error(_one_line(str(exc), clip=False))
         return 1 if exc.errno in _DEVICE_ERRORS else 2
     except StructioError as exc:
         _error(f"{type(exc).__name__}: {exc}")
@@ -175,10 +175,14 @@ def _first_non_utf8(path: str) -> tuple[int, int] | None:
 _ONE_LINE_LIMIT = 300
 
 
-def _one_line(text: str) -> str:
-    """``text`` on one line, clipped: its lines joined, at most `_ONE_LINE_LIMIT` characters."""
+def _one_line(text: str, *, clip: bool = True) -> str:
+    """``text`` on one line, clipped: its lines joined, at most `_ONE_LINE_LIMIT` characters.
+
+    ``clip=False`` keeps it whole: a message of structio's own, long only by the path it
+    names, whose advice comes last.
+    """
     joined = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    if len(joined) > _ONE_LINE_LIMIT:
+    if clip and len(joined) > _ONE_LINE_LIMIT:
         joined = joined[: _ONE_LINE_LIMIT - 3] + "..."
     return joined
 

@@ -163,7 +163,9 @@ def build_parser(
     ft.add_argument(
         "--training-price", type=float, metavar="USD", help="price per million training tokens"
     )
-    ft.add_argument("--epochs", type=int, default=1, help="passes over the data (for the cost)")
+    ft.add_argument(
+        "--epochs", type=_positive, default=1, help="passes over the data (for the cost)"
+    )
     ft.set_defaults(handler=handlers["finetune"])
 
     val = command("validate", "check a finetune JSONL file", VALIDATE_EXAMPLES)
