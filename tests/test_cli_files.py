@@ -286,3 +286,24 @@ def test_a_missing_class_in_a_file_without_signatures_says_so(
     code, _, err = run(capsys, "format", f"{file}:Triag", "--inputs", "{}")
     assert code == 2
     assert err.rstrip().endswith("; it holds no signature class (a subclass of structio.Signature)")
+
+
+def test_saved_prompts_and_templates_with_a_byte_order_mark_read_as_written(
+    tmp_path: Path,
+) -> None:
+    import structio as sio
+
+    predict = sio.Predict("question -> answer: int", max_retries=1)
+    plain = tmp_path / "plain.json"
+    predict.save(plain)
+    marked = tmp_path / "marked.json"
+    marked.write_text(plain.read_text(encoding="utf-8"), encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert sio.Predict.load(marked).to_dict() == sio.Predict.load(plain).to_dict()
+
+    template = tmp_path / "hello.yaml.j2"
+    template.write_text(
+        '- name: hi\n  role: user\n  content: "Hello {{ who }}"\n', encoding="utf-8-sig"
+    )
+    parts = sio.Template.from_file(template).render({"who": "Ada"})
+    assert [m["content"] for m in parts.messages] == ["Hello Ada"]

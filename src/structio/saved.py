@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from structio._util.files import atomic_write
+from structio._util.files import TEXT_ENCODING, atomic_write
 from structio._util.log import logger
 from structio.exceptions import ConfigurationError
 from structio.predict import Predict, check_name
@@ -122,7 +122,7 @@ def _move(source: Path, target: Path) -> bool:
         raise
     except OSError:
         # Another file system, or one without hard links: copy, then remove the old file.
-        text = source.read_text(encoding="utf-8")
+        text = source.read_text(encoding=TEXT_ENCODING)
         if target.exists():
             return False
 

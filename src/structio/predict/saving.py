@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from structio._demos import demo_from_data, demo_to_data
 from structio._util.data import jsonable
+from structio._util.files import TEXT_ENCODING
 from structio._util.log import logger
 from structio._util.secrets import (
     MAX_FILE_RETRIES,
@@ -92,7 +93,7 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
             is not UTF-8 text) or is not a saved prompt; the reading's error is the cause.
     """
     try:
-        text = pathlib.Path(path).read_text(encoding="utf-8")
+        text = pathlib.Path(path).read_text(encoding=TEXT_ENCODING)
     except OSError as exc:
         raise ConfigurationError(f"cannot read saved prompt {str(path)!r}: {exc}") from exc
     except UnicodeDecodeError as exc:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from structio._util.files import TEXT_ENCODING
 from structio.rendering.budget import _recorder, _RefusedError, _where
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _loader_class() -> type[Any]:
             if not isinstance(target, Path):  # inside a zip file: no links to follow
                 if not target.is_file():
                     raise jinja2.TemplateNotFound(template)
-                return target.read_text(encoding="utf-8"), None, None
+                return target.read_text(encoding=TEXT_ENCODING), None, None
             real = _real(target)
             if self.boundary is not None and not _inside(real, self.boundary):
                 raise _refused_include(
@@ -103,7 +104,7 @@ def _loader_class() -> type[Any]:
                 # Read the path that was checked, not the name: a link swapped in between
                 # must not lead elsewhere.
                 mtime = os.path.getmtime(real)
-                source = real.read_text(encoding="utf-8") if real.is_file() else None
+                source = real.read_text(encoding=TEXT_ENCODING) if real.is_file() else None
             except OSError:
                 source = None
             if source is None:

@@ -54,6 +54,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from structio._util.files import TEXT_ENCODING
 from structio.exceptions import TemplateError
 from structio.rendering.budget import (
     MAX_INT_BITS,
@@ -189,7 +190,7 @@ class Template:
         """
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_text(encoding=TEXT_ENCODING)
         except OSError as exc:
             raise TemplateError(
                 f"cannot read template {str(file)!r}: {exc.strerror or exc}"
@@ -267,7 +268,7 @@ class Template:
             raise TemplateError(f"template {name!r} not found in package {package!r}")
         full_name = f"{package}:{name}"
         return cls(
-            resource.read_text(encoding="utf-8"),
+            resource.read_text(encoding=TEXT_ENCODING),
             name=full_name,
             max_iterations=max_iterations,
             max_output=max_output,
