@@ -11,7 +11,6 @@ its API does not take.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -97,12 +96,16 @@ def close_name(name: str) -> str | None:
     spelled = name.replace("-", "_").lower()
     if spelled in _NAMES:
         return spelled
+    import difflib  # here, not at `import structio`: only a name not known pays for it
+
     close = difflib.get_close_matches(spelled, _NAMES, n=1, cutoff=_CUTOFF)
     return close[0] if close else None
 
 
 def suggestion(name: str, known: Any) -> str:
     """``"; did you mean `x`?"`` for the name of ``known`` closest to ``name``, else ``""``."""
+    import difflib
+
     close = difflib.get_close_matches(name, [str(k) for k in known], n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 
