@@ -123,3 +123,27 @@ def test_settings_lm_reads_what_is_in_effect_as_dspys_does() -> None:
     assert sio.settings.lm is outer
     with pytest.raises(AttributeError, match="no attribute 'lmm'"):
         _ = sio.settings.lmm
+
+
+def test_an_unknown_setting_names_those_that_exist_and_the_closest() -> None:
+    from structio.settings import UnknownSettingError
+
+    before = sio.settings.current_settings()
+    with pytest.raises(UnknownSettingError, match="did you mean `adapter`") as info:
+        sio.configure(adaptor=sio.JSONAdapter())
+    assert "`lm`, `adapter`, `callbacks`" in str(info.value)
+    assert sio.settings.current_settings() == before  # nothing was set
+    # A TypeError still, as Python's own unexpected keyword is.
+    with pytest.raises(TypeError, match="context\\(\\) has no setting `temperature`\\."):  # noqa: SIM117
+        with sio.context(temperature=0):
+            pass
+    assert isinstance(info.value, sio.ConfigurationError)
+
+
+def test_an_unknown_setting_with_a_valid_one_sets_neither() -> None:
+    from structio.settings import UnknownSettingError
+
+    sio.configure(lm=None)
+    with pytest.raises(UnknownSettingError, match="did you mean `callbacks`"):
+        sio.configure(lm=fake("x"), callback=[])
+    assert sio.settings.lm is None

@@ -17,10 +17,12 @@ from structio.adapters.base import Adapter
 from structio.adapters.chat_adapter import ChatAdapter
 from structio.exceptions import ConfigurationError
 from structio.lm.base import BaseLM
+from structio.lm.params import suggestion
 
 __all__ = [
     "CALLBACK_HOOKS",
     "Settings",
+    "UnknownSettingError",
     "check_adapter",
     "check_lm",
     "configure",
@@ -127,6 +129,28 @@ def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:
     return configured
 
 
+class UnknownSettingError(ConfigurationError, TypeError):
+    """Raised by `configure` and `context` for a setting that does not exist.
+
+    A `TypeError` too, as Python's own error for an unexpected keyword is, so ``except
+    TypeError`` code keeps working. The message names the settings that exist, and the
+    closest to the one given.
+    """
+
+
+def _refuse_unknown(where: str, unknown: dict[str, Any]) -> None:
+    """Raise `UnknownSettingError` for the first of ``unknown``'s keys, if there are any."""
+    if not unknown:
+        return
+    name = next(iter(unknown))
+    listed = ", ".join(f"`{n}`" for n in _CURRENT)
+    raise UnknownSettingError(
+        f"{where}() has no setting `{name}`{suggestion(name, _CURRENT) or '.'} The settings are "
+        f"{listed}; request parameters (temperature, max_tokens...) belong to the LM: "
+        "structio.LM('openai/gpt-4o-mini', temperature=0)"
+    )
+
+
 def _updated(base: Settings, lm: Any, adapter: Any, callbacks: Any) -> Settings:
     changes: dict[str, Any] = {}
     if lm is not _UNSET:
@@ -143,6 +167,7 @@ def configure(
     lm: BaseLM | None = _UNSET,
     adapter: Adapter | None = _UNSET,
     callbacks: Sequence[Any] | None = _UNSET,
+    **unknown: Any,
 ) -> None:
     r"""Set the process-wide default LM, adapter and/or callbacks (arguments not given are kept).
 
@@ -151,6 +176,11 @@ def configure(
         adapter: The default adapter (``None``: `ChatAdapter`).
         callbacks: A list of `structio.Callback` objects told of every call, in order
             (``None`` or ``[]``: none).
+        **unknown: Refused: a setting that does not exist.
+
+    Raises:
+        UnknownSettingError: A keyword names no setting (``adaptor=``); the message names
+            those that exist.
 
     Example:
         >>> import structio as sio
@@ -158,6 +188,7 @@ def configure(
         >>> sio.configure(lm=None)  # back to no default
     """
     global _global
+    _refuse_unknown("configure", unknown)
     with _global_lock:
         _global = _updated(_global, lm, adapter, callbacks)
 
@@ -168,6 +199,7 @@ def context(
     lm: BaseLM | None = _UNSET,
     adapter: Adapter | None = _UNSET,
     callbacks: Sequence[Any] | None = _UNSET,
+    **unknown: Any,
 ) -> Iterator[Settings]:
     """Use another LM, adapter and/or callbacks inside a ``with`` block, in this thread or task.
 
@@ -175,11 +207,15 @@ def context(
     ``callbacks=[]`` silences them); to add one, pass the ones in effect too:
     ``callbacks=[*structio.settings.current_settings().callbacks, extra]``.
 
+    Raises:
+        UnknownSettingError: A keyword names no setting, as for `configure`.
+
     Example:
         >>> import structio as sio
         >>> with sio.context(adapter=sio.JSONAdapter()):
         ...     pass  # Predict calls here use JSONAdapter unless they name another
     """
+    _refuse_unknown("context", unknown)
     token = _scoped.set(_updated(current_settings(), lm, adapter, callbacks))
     try:
         yield current_settings()

@@ -32,9 +32,10 @@ from structio.lm._errors import check_api_base, redact_chain
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, default_cache
-from structio.lm.client import ClientSettings, split_settings
+from structio.lm.client import ClientSettings
 from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
+from structio.lm.params import checked_split, warn_unsupported
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
 from structio.lm.servers import refused_structure, served_by, server_for
 from structio.lm.types import LMResponse, StreamItem, response_pieces
@@ -72,12 +73,7 @@ class _Request(NamedTuple):
 # A cached answer replayed as a stream comes in pieces of this many characters.
 _REPLAY_PIECE = 64
 # Attributes an LM derives from its settings in each process: never pickled.
-_DERIVED = (
-    "_route",
-    "_transport",
-    "_derived_profile",
-    "_client_shown",
-)
+_DERIVED = ("_route", "_transport", "_derived_profile", "_client_shown")
 
 
 def _sleep(seconds: float) -> None:
@@ -244,7 +240,7 @@ class LM(BaseLM):
         self.context_window = context_window
         # The caller's word on what the model supports, over what the model map says.
         self._profile_override = check_override(profile)
-        client, params = split_settings(kwargs)
+        client, params = checked_split(kwargs, model)  # a typo (`temprature`) refused here
         #: The request parameters, sent with every request (a call's own go over them).
         self.params: dict[str, Any] = params
         if temperature is not None:
@@ -466,9 +462,10 @@ class LM(BaseLM):
 
     def _prepare(self, messages: list[dict[str, Any]], call_params: Mapping[str, Any]) -> _Request:
         """The request parameters, client settings, cache (or None) and cache key."""
-        call_client, call = split_settings(call_params)
+        call_client, call = checked_split(call_params, self.model, call=True)
         params = {**self.params, **call}
         params.pop("cache", None)
+        warn_unsupported(self, params)  # once per name, before any request
         client = self.client.updated(call_client)
         cache = self._cache_for(call_params)
         # The client settings are keyed too: another api_base is another server, whose
