@@ -46,6 +46,7 @@ from structio.exceptions import (
     TokenizerError,
     ToolCallError,
     TruncationError,
+    UnknownSettingError,
     UsageError,
 )
 from structio.functions import AssistantMessage, SystemMessage, UserMessage, chatprompt, prompt
@@ -203,6 +204,7 @@ __all__ = [
     "ToolCalls",
     "ToolOutputAdapter",
     "TruncationError",
+    "UnknownSettingError",
     "Usage",
     "UsageError",
     "UserMessage",

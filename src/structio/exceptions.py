@@ -14,7 +14,8 @@ Python programmer would expect, so ``except ValueError`` keeps working::
     │   ├── TemplateError           (ValueError)  a prompt template is invalid or renders badly
     │   ├── TruncationError         (ValueError)  the parts that cannot be dropped exceed the limit
     │   └── ConfigurationError      (RuntimeError) no LM configured, or a setting is invalid
-    │       └── TokenizerError                an encoding is unknown or not available offline
+    │       ├── TokenizerError                an encoding is unknown or not available offline
+    │       └── UnknownSettingError (TypeError)   configure() or context(): no such setting
     ├── ParseError                  (ValueError)  a completion cannot be read as the outputs
     ├── ToolCallError               (ValueError)  a tool call names no tool, or bad arguments
     ├── Retry                       (ValueError)  raised by an output validator: ask again
@@ -63,6 +64,7 @@ __all__ = [
     "TokenizerError",
     "ToolCallError",
     "TruncationError",
+    "UnknownSettingError",
     "UsageError",
 ]
 
@@ -130,6 +132,15 @@ class TokenizerError(ConfigurationError):
     """Raised when a tokenizer cannot be had: an unknown encoding, or one not available offline.
 
     The message says how to provide one (``TIKTOKEN_CACHE_DIR``, or ``encode_func=``).
+    """
+
+
+class UnknownSettingError(ConfigurationError, TypeError):
+    """Raised by `configure` and `context` for a setting that does not exist.
+
+    A `TypeError` too, as Python's own error for an unexpected keyword is, so ``except
+    TypeError`` code keeps working. The message names the settings that exist, and the
+    closest to the one given.
     """
 
 

@@ -15,14 +15,13 @@ from typing import Any
 
 from structio.adapters.base import Adapter
 from structio.adapters.chat_adapter import ChatAdapter
-from structio.exceptions import ConfigurationError
+from structio.exceptions import ConfigurationError, UnknownSettingError
 from structio.lm.base import BaseLM
 from structio.lm.params import suggestion
 
 __all__ = [
     "CALLBACK_HOOKS",
     "Settings",
-    "UnknownSettingError",
     "check_adapter",
     "check_lm",
     "configure",
@@ -127,15 +126,6 @@ def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:
             "structio.configure(lm=structio.LM('openai/gpt-4o-mini'))"
         )
     return configured
-
-
-class UnknownSettingError(ConfigurationError, TypeError):
-    """Raised by `configure` and `context` for a setting that does not exist.
-
-    A `TypeError` too, as Python's own error for an unexpected keyword is, so ``except
-    TypeError`` code keeps working. The message names the settings that exist, and the
-    closest to the one given.
-    """
 
 
 def _refuse_unknown(where: str, unknown: dict[str, Any]) -> None:
