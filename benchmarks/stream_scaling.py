@@ -34,7 +34,7 @@ from typing import Any
 
 from _loopback_stream import list_items, long_content
 from calls import Targets
-from streaming import API_KEY, loopback, model_name
+from streaming import API_KEY, loopback, model_name, sse_texts
 
 import structio as sio
 
@@ -170,18 +170,10 @@ def _raw_httpx(url: str, model: str, messages: list[dict[str, Any]]) -> Callable
     body = {"model": model.removeprefix("openai/"), "messages": messages, "stream": True}
 
     def run() -> str:
-        texts = []
         with client.stream(
             "POST", f"{url}/chat/completions", json=body, headers=headers
         ) as response:
-            for line in response.iter_lines():
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
-                for choice in json.loads(line[6:])["choices"]:
-                    content = choice["delta"].get("content")
-                    if content:
-                        texts.append(content)
-        return "".join(texts)
+            return "".join(sse_texts(response.iter_lines()))
 
     return run
 

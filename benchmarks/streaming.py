@@ -44,7 +44,7 @@ import sys
 import time
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,19 @@ def loopback(chunk_size: int) -> Iterator[Loopback]:
 def model_name(delay_ms: float) -> str:
     """The model name that asks the server for ``delay_ms`` between content chunks."""
     return f"openai/test-delay-{delay_ms:g}ms" if delay_ms else "openai/test"
+
+
+def sse_texts(lines: Iterable[str]) -> list[str]:
+    """The content pieces of an OpenAI chat-completions SSE stream, read as raw httpx would."""
+    texts = []
+    for line in lines:
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        for choice in json.loads(line[6:])["choices"]:
+            content = choice["delta"].get("content")
+            if content:
+                texts.append(content)
+    return texts
 
 
 # -- what a call gives --------------------------------------------------------------------
@@ -216,15 +229,8 @@ def raw_httpx_systems(url: str) -> tuple[Callable[[float], Call], Callable[[floa
         request = body(delay_ms)
 
         def run() -> Outcome:
-            texts = []
             with client.stream("POST", endpoint, json=request, headers=headers) as response:
-                for line in response.iter_lines():
-                    if not line.startswith("data: ") or line == "data: [DONE]":
-                        continue
-                    for choice in json.loads(line[6:])["choices"]:
-                        content = choice["delta"].get("content")
-                        if content:
-                            texts.append(content)
+                texts = sse_texts(response.iter_lines())
             return Outcome("".join(texts), pieces=len(texts))
 
         return run

@@ -46,6 +46,5 @@ class ArgumentsStreamReader(JSONStreamReader):
         elif index != self._call:
             return []  # a second call to the tool: the reading takes the first
         # The arguments are the text the JSON reader reads (no drafts in JSON arguments).
-        self._text.pieces.append(arguments)
-        self._text.length += len(arguments)
+        self._text.extend(arguments)
         return self._read(arguments)

@@ -251,6 +251,11 @@ class VisibleText:
             self.length += len(visible)
         return visible, reset
 
+    def extend(self, text: str) -> None:
+        """Add ``text`` as it is, with no draft filter (a tool call's JSON arguments)."""
+        self.pieces.append(text)
+        self.length += len(text)
+
     def upto(self, end: int) -> str:
         """The visible text so far, up to ``end``."""
         text = "".join(self.pieces)
