@@ -12,6 +12,7 @@ import pytest
 
 import structio as sio
 from structio import finetune
+from structio.lm import models
 
 
 class Triage(sio.Signature):
@@ -159,6 +160,42 @@ def test_the_models_limit_comes_from_litellm(tmp_path: Path) -> None:
     summary = finetune.write_jsonl(Triage, ROWS, tmp_path / "t.jsonl", model="gpt-4o-mini")
     assert summary.token_limit == 128_000
     assert "no training price for gpt-4o-mini" in summary.cost_note
+
+
+def test_with_no_model_rows_are_checked_against_the_largest_known_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    largest = models.largest_context_window()
+    assert largest is not None
+    assert largest[0] >= 1_000_000
+    summary = finetune.write_jsonl(Triage, ROWS, tmp_path / "t.jsonl")
+    assert summary.token_limit == largest[0]
+    assert "note:" not in summary.report()  # short rows: nothing to say
+    # A row longer than any model takes is a problem, as over any limit.
+    limit = summary.tokens["max"] + 10
+    monkeypatch.setattr(models, "largest_context_window", lambda: (limit, "tiny-model"))
+    long = {**ROWS[0], "ticket": "word " * 200}
+    small = finetune.write_jsonl(Triage, [*ROWS, long], tmp_path / "s.jsonl", skip_invalid=True)
+    assert small.written == 3
+    assert small.skipped == 1
+    assert f"over the limit of {limit:,}" in str(small.problems[0])
+    # Naming the limit or the model says otherwise.
+    told = finetune.write_jsonl(Triage, [long], tmp_path / "m.jsonl", max_tokens=10_000)
+    assert told.written == 1
+    assert told.largest_known is None
+
+
+def test_a_row_over_most_models_limit_is_noted_when_no_model_is_named(tmp_path: Path) -> None:
+    long = {**ROWS[0], "ticket": "word " * 140_000}
+    summary = finetune.write_jsonl(Triage, [long], tmp_path / "t.jsonl")
+    assert summary.written == 1
+    assert summary.tokens["max"] > 131_072
+    assert "note: no model named" in summary.report()
+    assert "give --model" in summary.report()
+    named = finetune.write_jsonl(
+        Triage, [long], tmp_path / "u.jsonl", model="gpt-4.1-mini", skip_invalid=True
+    )
+    assert "note:" not in named.report()
 
 
 def test_no_examples_is_an_error(tmp_path: Path) -> None:

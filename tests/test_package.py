@@ -61,14 +61,17 @@ def test_import_leaves_what_only_some_programs_need_for_first_use() -> None:
 
 
 def test_import_does_not_load_litellm_pydantic_or_json_repair() -> None:
+    # logging too: the `structio` logger imports it at its first record (benchmarks/README).
     code = (
         "import json, sys, structio\n"
-        "heavy = ['litellm', 'pydantic', 'pydantic_core', 'json_repair', 'tiktoken', 'httpx']\n"
+        "heavy = ['litellm', 'pydantic', 'pydantic_core', 'json_repair', 'tiktoken', 'httpx',"
+        " 'logging']\n"
         "print(json.dumps({m: m in sys.modules for m in heavy}))"
     )
     loaded = json.loads(run_python(code))
     assert loaded == dict.fromkeys(
-        ["litellm", "pydantic", "pydantic_core", "json_repair", "tiktoken", "httpx"], False
+        ["litellm", "pydantic", "pydantic_core", "json_repair", "tiktoken", "httpx", "logging"],
+        False,
     )
 
 

@@ -25,10 +25,8 @@ that it is not a duplicate. Any problem names the input line and what to do; wit
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,14 +37,10 @@ from structio._demos import InvalidFieldError, checked_demos, typed_values
 from structio._util.files import JSONLine, atomic_write, open_text, read_jsonl
 from structio._util.log import logger
 from structio._util.progress import Progress
+from structio._util.seen import SeenTexts
 from structio.adapters.base import as_signature
-from structio.exceptions import (
-    ConfigurationError,
-    DataError,
-    FormatError,
-    ParseError,
-)
-from structio.lm.models import model_entry, model_info
+from structio.exceptions import ConfigurationError, DataError, FormatError, ParseError
+from structio.lm import models
 from structio.rendering.tokens import (
     DEFAULT_ENCODING,
     OPENAI_FRAMING,
@@ -103,6 +97,7 @@ class Summary:
         problem_count: How many problems there were.
         token_counts: Histogram of tokens per valid row (count -> rows).
         token_limit: The limit rows were checked against, if any.
+        largest_known: With no model or limit given, the map's largest window and its model.
         model: The model named for the limit and the price, if any.
         cost: Estimated training cost in USD (tokens x epochs x price), when a price is known.
         cost_note: Where the price came from, or why there is no estimate.
@@ -117,6 +112,7 @@ class Summary:
     problem_count: int = 0
     token_counts: Counter[int] = field(default_factory=Counter)
     token_limit: int | None = None
+    largest_known: tuple[int, str] | None = None
     model: str | None = None
     cost: float | None = None
     cost_note: str = ""
@@ -165,11 +161,21 @@ class Summary:
             tokens = (
                 f"tokens per row: min {t['min']:,}, median {t['median']:,}, max {t['max']:,}; "
                 f"total {t['total']:,}"
-                + (f" (limit {self.token_limit:,})" if self.token_limit else "")
+                + (
+                    f" (limit {self.token_limit:,})"
+                    if self.token_limit and not self.largest_known
+                    else ""
+                )
             )
         else:  # no statistics of no rows
             tokens = "no valid rows" if self.checked_only else "no rows written"
         lines = [head, tokens]
+        if self.largest_known is not None and t["max"] > _MOST_MODELS_TAKE:
+            lines.append(
+                f"note: no model named, so rows were checked only against the largest context "
+                f"window litellm knows ({self.token_limit:,} tokens, {self.largest_known[1]}); "
+                f"a row of {t['max']:,} tokens is over most models' limit: give --model"
+            )
         if self.cost is not None:
             lines.append(f"estimated training cost: ${self.cost:,.2f} ({self.cost_note})")
         elif self.cost_note:
@@ -180,6 +186,10 @@ class Summary:
             if self.problem_count > 20:
                 lines.append(f"  ... and {self.problem_count - 20:,} more (Summary.problems)")
         return "\n".join(lines)
+
+
+# Tokens most chat models take (128k): a longer row with no model named is worth a note.
+_MOST_MODELS_TAKE = 131_072
 
 
 def _rows(count: int) -> str:
@@ -279,32 +289,6 @@ def _typed(
         return Problem(line, str(exc), exc.field, unit)
 
 
-class _Seen:
-    """Rows already written, by the hash of their text, in a temporary SQLite table.
-
-    On disk rather than in a set, so memory does not grow with the row count.
-    """
-
-    def __init__(self) -> None:
-        self._db = sqlite3.connect("")  # a private temporary database, deleted on close
-        self._db.execute("CREATE TABLE seen (hash INTEGER PRIMARY KEY, line INTEGER)")
-
-    def first_line(self, text: str, line: int) -> int | None:
-        """``None`` the first time ``text`` is seen; then the line it was first seen on."""
-        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
-        key = int.from_bytes(digest, "big", signed=True)
-        inserted = self._db.execute(
-            "INSERT OR IGNORE INTO seen (hash, line) VALUES (?, ?)", (key, line)
-        ).rowcount
-        if inserted:
-            return None
-        row = self._db.execute("SELECT line FROM seen WHERE hash = ?", (key,)).fetchone()
-        return int(row[0])
-
-    def close(self) -> None:
-        self._db.close()
-
-
 def count_tokens(messages: Iterable[Mapping[str, Any]], tokenizer: Tokenizer) -> int:
     """Tokens of a chat as OpenAI counts them (`count_chat` with `OPENAI_FRAMING`).
 
@@ -342,7 +326,7 @@ def write_jsonl(
         skip_invalid: Write the valid rows and report the rest. Otherwise any problem means
             nothing is written and `DataError` is raised.
         max_tokens: The most tokens a row may have. By default the model's input limit
-            (litellm's model info) when ``model`` is given, else no limit.
+            (litellm's model info) when ``model`` is given, else the largest any model has.
         model: The model to fine-tune: its token limit and, with ``training_price`` or a
             training price in litellm's model info, the cost estimate.
         encoding: The tokenizer for counting (``o200k_base`` works offline).
@@ -363,7 +347,7 @@ def write_jsonl(
     sig = as_signature(signature)
     target = Path(path)
     summary = Summary(path=target, model=model)
-    summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
+    _set_limit(summary, max_tokens)
     rows = _Rows(sig, resolve_adapter(adapter), checked_demos(sig, demos), encoding, summary)
     unit = "line" if isinstance(examples, (str, os.PathLike)) else "example"
     bar = Progress.over(examples, label="finetune", enabled=progress)
@@ -436,7 +420,7 @@ class _Rows:
         self.demos = demos
         self.tokenizer = get_tokenizer(encoding)
         self.summary = summary
-        self.seen = _Seen()
+        self.seen = SeenTexts()
 
     def close(self) -> None:
         self.seen.close()
@@ -521,9 +505,9 @@ def validate(
     sig = as_signature(signature) if signature is not None else None
     chosen = resolve_adapter(adapter)
     summary = Summary(path=file, model=model, checked_only=True)
-    summary.token_limit = max_tokens if max_tokens is not None else _model_limit(model)
+    _set_limit(summary, max_tokens)
     tokenizer = get_tokenizer(encoding)
-    seen = _Seen()
+    seen = SeenTexts()
     shape = _Shape(sig, chosen) if sig is not None else None
     bar = Progress.over(file, label="validate", enabled=progress)
     try:
@@ -605,7 +589,7 @@ def _check_line(
     shape: _Shape | None,
     tokenizer: Tokenizer,
     summary: Summary,
-    seen: _Seen,
+    seen: SeenTexts,
 ) -> Problem | None:
     line, record = item.line, item.value
     if item.error is not None:
@@ -668,7 +652,7 @@ def _tally(
     text: str,
     tokenizer: Tokenizer,
     summary: Summary,
-    seen: _Seen,
+    seen: SeenTexts,
 ) -> Problem | None:
     """Check a well-formed row's tokens and whether ``text`` came before; count it if fine."""
     tokens = count_tokens(messages, tokenizer)
@@ -757,24 +741,21 @@ def _describe(source: Any) -> str:
     return repr(str(source)) if isinstance(source, (str, os.PathLike)) else "the iterable"
 
 
-def _model_limit(model: str | None) -> int | None:
-    """The model's input limit from litellm's map; a model without one is logged."""
-    if model is None:
-        return None
-    info = model_info(model)  # litellm's model map, read without importing litellm
-    limit = info.max_input_tokens if info else None
-    if limit is None:
-        # Said out loud: naming a model reads as "checked against its limit".
+def _set_limit(summary: Summary, max_tokens: int | None) -> None:
+    """The limit rows are checked against: ``max_tokens``, the model's, else the largest known."""
+    if max_tokens is not None or (model := summary.model) is None:
+        largest = models.largest_context_window() if max_tokens is None else None
+        summary.token_limit = max_tokens if largest is None else largest[0]
+        summary.largest_known = largest
+        return
+    info = models.model_info(model)  # litellm's model map, read without importing litellm
+    summary.token_limit = info.max_input_tokens if info else None
+    if summary.token_limit is None:  # said out loud: naming a model reads as "checked"
         logger().warning(
             "litellm's model map has no token limit for model %r, so no row is checked "
             "against one; pass max_tokens= (--max-tokens) to check a limit",
             model,
         )
-    return limit
-
-
-# litellm's price map has no training prices today; these keys are read if it gains them.
-_TRAINING_PRICE_KEYS = ("training_cost_per_token", "fine_tuning_cost_per_token")
 
 
 def _estimate_cost(summary: Summary, training_price: float | None, epochs: int) -> None:
@@ -785,14 +766,10 @@ def _estimate_cost(summary: Summary, training_price: float | None, epochs: int) 
         return
     if summary.model is None:
         return
-    found = model_entry(summary.model)
-    info = found[1] if found else {}
-    for key in _TRAINING_PRICE_KEYS:
-        price = info.get(key)
-        if price:
-            summary.cost = total * float(price)
-            summary.cost_note = f"{total:,} tokens at litellm's training price for {summary.model}"
-            return
+    if (price := models.training_price(summary.model)) is not None:
+        summary.cost = total * price
+        summary.cost_note = f"{total:,} tokens at litellm's training price for {summary.model}"
+        return
     summary.cost_note = (
         f"litellm has no training price for {summary.model}; pass --training-price "
         "(USD per million tokens)"

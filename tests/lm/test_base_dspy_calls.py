@@ -86,6 +86,10 @@ def test_history_entries_read_as_dspys_dicts() -> None:
     assert when.timestamp() == pytest.approx(entry.timestamp)
     assert list(entry) == list(entry.keys())
     assert "outputs" in entry
+    # The keys print as a dict's do, never the whole prompt and response behind them.
+    assert repr(entry.keys()) == f"dict_keys({list(entry)!r})"
+    assert "Capital" not in repr(entry.keys())
+    assert set(entry.keys()) >= {"prompt", "outputs"}
     # DSPy 3.4.1's keys, in its order.
     assert list(entry) == [
         "prompt", "messages", "kwargs", "response", "outputs", "usage", "cost",

@@ -141,3 +141,37 @@ def test_nothing_is_logged_where_the_profile_does_not_know(
     said = make(transport, profile={"logprobs": True}, logprobs=True)
     said(MESSAGES)
     assert not [r for r in caplog.records if "profile says" in r.getMessage()]
+
+
+@pytest.mark.parametrize("model", ["openai/o3-mini", "openai/gpt-5", "openai/o4-mini"])
+def test_temperature_to_an_openai_reasoning_model_is_logged_once(
+    caplog: pytest.LogCaptureFixture, model: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="structio")
+    transport, seen = counting()
+    lm = make(transport, model=model, temperature=0.2)
+    assert lm.profile.reasoning
+    assert not lm.profile.sampling
+    lm(MESSAGES)
+    lm(MESSAGES)
+    lm(MESSAGES, top_p=0.5)
+    warned = [r.getMessage() for r in caplog.records if "reasoning model" in r.getMessage()]
+    assert len(warned) == 2
+    assert "temperature=0.2" in warned[0]
+    assert "temperature=1" in warned[0]
+    assert "top_p=0.5" in warned[1]
+    assert len(seen) == 3  # sent all the same
+
+
+def test_default_temperature_and_other_models_are_not_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="structio")
+    transport, _ = counting()
+    make(transport, model="openai/o3-mini", temperature=1)(MESSAGES)  # the only one it takes
+    make(transport, model="openai/gpt-4o-mini", temperature=0)(MESSAGES)  # no reasoning
+    make(transport, model="openai/gpt-5-chat-latest", temperature=0)(MESSAGES)  # a chat model
+    make(transport, model="openai/my-local-model", temperature=0)(MESSAGES)  # unknown
+    told = make(transport, model="openai/o3-mini", profile={"sampling": True}, temperature=0)
+    told(MESSAGES)
+    assert not [r for r in caplog.records if "reasoning model" in r.getMessage()]

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import threading
 import time
 import weakref
@@ -53,6 +52,7 @@ from structio._util.secrets import redact, secret_values
 
 if TYPE_CHECKING:
     import asyncio
+    import logging
     import ssl
 
     import aiohttp
@@ -84,8 +84,12 @@ _T = TypeVar("_T")
 _URL_SECRETS: ContextVar[Sequence[str]] = ContextVar("structio_url_secrets", default=())
 
 
-class _HideURLSecrets(logging.Filter):
-    """Replace the credentials of the address being sent to in httpx's records."""
+class _HideURLSecrets:
+    """Replace the credentials of the address being sent to in httpx's records.
+
+    A filter by duck typing (`logging.Filterer` calls any object's ``filter``), so that
+    ``import structio`` does not import `logging`.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         secrets = _URL_SECRETS.get()
@@ -108,6 +112,8 @@ def _watch_httpx_log() -> None:
 
     litellm logs a request's ``api_base`` whole at DEBUG (1.83 does), as httpx logs its URL.
     """
+    import logging
+
     for name in ("httpx", "LiteLLM"):
         found = logging.getLogger(name)
         if _FILTER not in found.filters:
@@ -168,17 +174,26 @@ async def aopened(
     OK"``, INFO), on the ``structio.http`` logger, ``secrets`` replaced.
     """
     response = await http.send(request, stream=True)
-    if _HTTP_LOG.isEnabledFor(logging.INFO):
+    log = _http_log()
+    if log.isEnabledFor(_INFO):
         status = f"{response.status_code} {response.reason_phrase}"
         line = f'HTTP Request: {request.method} {request.url} "HTTP/1.1 {status}"'
-        _HTTP_LOG.info(redact(line, secrets) if secrets else line)
+        log.info(redact(line, secrets) if secrets else line)
     try:
         yield response
     finally:
         await response.aclose()
 
 
-_HTTP_LOG = logging.getLogger("structio.http")
+_INFO = 20  # logging.INFO, without importing logging
+
+
+@functools.cache
+def _http_log() -> logging.Logger:
+    """The ``structio.http`` logger (`logging` is imported at the first async request)."""
+    import logging
+
+    return logging.getLogger("structio.http")
 
 
 # -- the deadline of an attempt --------------------------------------------------------------------

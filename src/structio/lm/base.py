@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, overload
 
@@ -234,6 +234,13 @@ class HistoryEntry(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(_ENTRY_KEYS)
 
+    def keys(self) -> KeysView[str]:
+        """The keys, shown as a dict's are: ``dict_keys(['prompt', 'messages', ...])``.
+
+        `Mapping.keys` would show the whole entry, prompt and response included.
+        """
+        return _EntryKeys(self)
+
     @property
     def latency(self) -> float:
         """Seconds the call took, retries included."""
@@ -243,6 +250,13 @@ class HistoryEntry(Mapping[str, Any]):
     def cost(self) -> float | None:
         """Cost in USD, when known (0.0 for cache hits)."""
         return self.response.cost
+
+
+class _EntryKeys(KeysView[str]):
+    """A history entry's keys, shown as a list of names."""
+
+    def __repr__(self) -> str:
+        return f"dict_keys({list(self)!r})"
 
 
 def completion_outputs(response: LMResponse) -> list[Any]:

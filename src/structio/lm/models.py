@@ -2,7 +2,8 @@
 
 Read from the model map litellm ships inside its package
 (``model_prices_and_context_window_backup.json``), found and parsed *without importing
-litellm*: importing litellm costs seconds, reading its map about 25 ms, once per process,
+litellm*: importing litellm costs seconds, reading its map tens of milliseconds once per
+process (`benchmarks/import_time.py` measures it),
 and each model's entry is looked up once and cached. A model the map does not know, or
 knows without prices, is logged once per process (logger ``"structio"``, INFO): its cost is
 ``None`` and, for a model without a context window, nothing is cut to fit it.
@@ -17,6 +18,7 @@ import functools
 import importlib.util
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -28,10 +30,12 @@ __all__ = [
     "ModelInfo",
     "cost_of",
     "direct_profile",
+    "largest_context_window",
     "map_profile",
     "model_entry",
     "model_info",
     "model_map",
+    "training_price",
 ]
 
 _MAP_FILE = "model_prices_and_context_window_backup.json"
@@ -116,6 +120,38 @@ def model_entry(model: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+@functools.cache
+def largest_context_window() -> tuple[int, str] | None:
+    """The most input tokens any chat model of the map takes, and that model's name.
+
+    What a fine-tuning file is checked against when no model is named: a row longer than
+    this fits no model at all. ``None`` when the map cannot be read.
+    """
+    windows = (
+        (entry["max_input_tokens"], name)
+        for name, entry in model_map().items()
+        if isinstance(entry, dict)
+        and entry.get("mode") == "chat"
+        and isinstance(entry.get("max_input_tokens"), int)
+    )
+    return max(windows, default=None)
+
+
+# litellm's price map has no training prices today; these keys are read if it gains them.
+_TRAINING_PRICE_KEYS = ("training_cost_per_token", "fine_tuning_cost_per_token")
+
+
+def training_price(model: str) -> float | None:
+    """USD per training token of ``model`` in the map, if the map has one."""
+    found = model_entry(model)
+    info = found[1] if found else {}
+    for key in _TRAINING_PRICE_KEYS:
+        price = info.get(key)
+        if price:
+            return float(price)
+    return None
+
+
 @functools.lru_cache(maxsize=1024)
 def model_info(model: str) -> ModelInfo | None:
     """What the map says of a model string (looked up as `model_entry` does), or None."""
@@ -197,7 +233,25 @@ def map_profile(model: str) -> ModelProfile:
     if model_info(model) is None:  # logs an unknown model once
         return TEXT_ONLY
     found = model_entry(model)
-    return profile_from_entry(found[1]) if found is not None else TEXT_ONLY
+    if found is None:
+        return TEXT_ONLY
+    profile = profile_from_entry(found[1])
+    if _fixed_sampling(found[0], found[1]):
+        return profile.replace(sampling=False)
+    return profile
+
+
+def _fixed_sampling(name: str, entry: Mapping[str, Any]) -> bool:
+    """Whether the map's model is one of OpenAI's reasoning models, which take no temperature.
+
+    o1, o3, o4-mini and gpt-5 answer a ``temperature`` other than 1 with a 400; their chat
+    variants (``gpt-5-chat-latest``) do not reason by default and take one.
+    """
+    return (
+        entry.get("litellm_provider") in ("openai", "azure")
+        and bool(entry.get("supports_reasoning"))
+        and "chat" not in name.rsplit("/", 1)[-1]
+    )
 
 
 def direct_profile(model: str) -> ModelProfile:

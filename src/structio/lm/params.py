@@ -160,6 +160,29 @@ def warn_unsupported(lm: Any, params: Mapping[str, Any]) -> None:
             "some providers); if it does, say so with LM(..., profile={%r: True})",
             lm.model, name, params[name], flag, flag,
         )  # fmt: skip
+    _warn_sampling(lm, params)
+
+
+# Sampling settings and the value a model without `sampling` takes (its default).
+_SAMPLING = (("temperature", 1), ("top_p", 1))
+
+
+def _warn_sampling(lm: Any, params: Mapping[str, Any]) -> None:
+    """Log, once per LM and name, a sampling setting a reasoning model does not take."""
+    for name, default in _SAMPLING:
+        value = params.get(name)
+        if value is None or value == default or name in lm.__dict__.get("_unsupported", ()):
+            continue
+        profile = lm.profile
+        if profile.sampling or not _knows(lm, profile, "sampling"):
+            continue
+        lm.__dict__.setdefault("_unsupported", set()).add(name)
+        logger().warning(
+            "%s: %s=%r is sent, but the model is a reasoning model that takes only %s=%r "
+            "(OpenAI answers a 400); leave %s out, or say the model takes it with "
+            "LM(..., profile={'sampling': True})",
+            lm.model, name, value, name, default, name,
+        )  # fmt: skip
 
 
 def _knows(lm: Any, profile: Any, flag: str) -> bool:

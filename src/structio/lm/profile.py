@@ -62,6 +62,7 @@ _FLAGS = (
     "reasoning",
     "stream_usage",
     "logprobs",
+    "sampling",
 )
 _COUNTS = ("context_window", "max_output_tokens")
 _PRICES = ("input_cost", "output_cost", "cached_input_cost", "cache_write_cost")
@@ -101,6 +102,9 @@ class ModelProfile:
         stream_usage: Reports token usage at the end of a stream when asked with
             ``stream_options={"include_usage": True}``.
         logprobs: Returns token log probabilities (``logprobs=True``).
+        sampling: Takes sampling settings other than their defaults (``temperature``,
+            ``top_p``). False for OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...),
+            which take only ``temperature=1``: another value is logged as a warning once.
         context_window: The most input tokens it takes, if known.
         max_output_tokens: The most tokens it writes in one answer, if known.
         input_cost: USD per prompt token, if known.
@@ -129,6 +133,7 @@ class ModelProfile:
     reasoning: bool = False
     stream_usage: bool = False
     logprobs: bool = False
+    sampling: bool = True
     context_window: int | None = None
     max_output_tokens: int | None = None
     input_cost: float | None = None
