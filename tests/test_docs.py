@@ -94,6 +94,15 @@ def test_the_contributing_page_states_the_readme_figures() -> None:
     assert measured(page) == measured(readme)
 
 
+def test_the_readme_links_lead_to_files() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [target for target in targets if "://" not in target]
+    assert len(local) >= 20  # a link to each page
+    missing = [target for target in local if not (ROOT / target).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
+
+
 SMALL_CONFIG = """\
 site_name: t
 strict: true
@@ -105,18 +114,20 @@ plugins:
 
 
 @pytest.mark.parametrize(
-    ("page", "complaint"),
+    ("page", "complaints"),
     [
-        ("See [the guide](guide.md).", "guide.md"),
-        ("See [the top](#no-such-heading).", "no-such-heading"),
+        # Both warnings in one build (mkdocs reports every warning, then aborts).
+        ("See [the guide](guide.md) and [the top](#no-such-heading).", "guide.md no-such-heading"),
         ("::: structio.NoSuchName", "structio.NoSuchName"),
     ],
+    ids=["link-and-anchor", "api-symbol"],
 )
-def test_a_broken_page_fails_the_strict_build(tmp_path: Path, page: str, complaint: str) -> None:
+def test_a_broken_page_fails_the_strict_build(tmp_path: Path, page: str, complaints: str) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "index.md").write_text(f"# Home\n\n{page}\n", encoding="utf-8")
     config = tmp_path / "mkdocs.yml"
     config.write_text(SMALL_CONFIG % (ROOT / "src").as_posix(), encoding="utf-8")
     done = mkdocs_build(config, tmp_path / "site")
     assert done.returncode != 0
-    assert complaint in done.stderr
+    for complaint in complaints.split():
+        assert complaint in done.stderr
