@@ -7,7 +7,7 @@
 # --confidence`: the sentiment as two options (real_model.py's signature), then as three
 # (`neutral` added, which no review is). `structio eval` scores both prediction files side
 # by side against the labels: accuracy, the confusion, expected calibration error, the
-# reliability bins; with --html, the report in the README's picture
+# reliability bins; with --html, the report in the picture of docs/how-to/evaluation.md
 # (python scripts/report_screenshot.py --page OUT/report.html).
 #
 #   bash benchmarks/real_model_setup.sh   # once: the model and its server (../shared/realmodel)

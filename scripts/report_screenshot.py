@@ -2,16 +2,16 @@
 
 Builds the report `structio eval` writes for two systems over 600 generated rows of the
 quickstart's ``Triage`` (a label, a number, confidence, costs), opens it from disk in
-``chromium --headless`` and takes a screenshot; the PNG is read back (a small reader here,
+``chromium --headless`` and takes a screenshot; the PNG is read back (`scripts/screenshots.py`,
 no imaging library) and must not be blank: enough non-white pixels and distinct colours,
-the plots' blue, orange and green among them. Writes ``docs/images/evaluation_report.png``,
-the picture in the README. Not run in CI (no Chromium there): run it after changing the
-report, and commit the PNG.
+the plots' blue and orange among them. Writes ``docs/images/evaluation_report.png``, the
+picture on the documentation's Evaluation page (``docs/how-to/evaluation.md``). Not run in
+CI (no Chromium there): run it after changing the report, and commit the PNG.
 
 Run: python scripts/report_screenshot.py [--chromium PATH] [--out PNG] [--page REPORT.html]
 
-The README's picture is of a real report: ``--page`` takes one `structio eval --html`
-wrote (see the README's Evaluation section for the commands that made it).
+That picture is of a real report: ``--page`` takes one `structio eval --html` wrote (see
+that page for the commands that made it).
 """
 
 from __future__ import annotations
@@ -19,16 +19,15 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
-import struct
-import subprocess
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+
+from screenshots import blank_reasons, find_chromium, quantized, screenshot, survey  # noqa: E402
 
 from structio.evaluate.evaluation import Evaluation  # noqa: E402 - after the path is set
 from structio.evaluate.report import html_report  # noqa: E402
@@ -65,78 +64,20 @@ def sample_summaries(rows: int = 600) -> list[dict[str, object]]:
     return summaries
 
 
-def read_png(data: bytes) -> tuple[int, int, list[bytes]]:
-    """Width, height and the unfiltered rows (RGB or RGBA, 8 bits) of a PNG."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    pos, idat, width, height, channels = 8, b"", 0, 0, 0
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
-            if depth != 8 or colour not in (2, 6):
-                raise ValueError(f"unsupported PNG: depth {depth}, colour type {colour}")
-            channels = 3 if colour == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    raw, stride, rows, previous = (
-        zlib.decompress(idat),
-        width * channels,
-        [],
-        bytes(width * channels),
-    )
-    for y in range(height):
-        start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up, corner = previous[i], previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 255
-            elif kind == 2:
-                line[i] = (line[i] + up) & 255
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 255
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                near = left if pa <= pb and pa <= pc else up if pb <= pc else corner
-                line[i] = (line[i] + near) & 255
-        rows.append(bytes(line))
-        previous = bytes(line)
-    return width, height, [bytes(row) for row in rows]
-
-
-def check_png(path: Path) -> dict[str, int]:
+def check_png(path: Path) -> dict[str, object]:
     """Counts that say the picture is not blank; raises `SystemExit` when it is."""
-    width, height, rows = read_png(path.read_bytes())
-    channels = len(rows[0]) // width
-    colours: set[tuple[int, int, int]] = set()
-    ink = 0
-    for row in rows[::2]:
-        for x in range(0, width, 2):
-            pixel = (row[x * channels], row[x * channels + 1], row[x * channels + 2])
-            colours.add((pixel[0] // 8, pixel[1] // 8, pixel[2] // 8))
-            ink += min(pixel) < 235
-    plot_colours = {(0x3B // 8, 0x6F // 8, 0xB6 // 8), (0xE0 // 8, 0x7B // 8, 0x39 // 8)}
-    found = {"width": width, "height": height, "ink": ink, "colours": len(colours)}
-    problems = []
-    if ink < width * height // 4 // 20:
-        problems.append("under 5% of the page is drawn on")
-    if len(colours) < 40:
-        problems.append(f"only {len(colours)} distinct colours")
-    if not plot_colours <= colours:
+    found = survey(path)
+    problems = blank_reasons(found, min_ink=0.05, min_ink_rows=0.0, min_colours=40, max_dominant=1)
+    if not {quantized(0x3B6FB6), quantized(0xE07B39)} <= found.palette:
         problems.append("the bars' blue and orange are not on the page")
     if problems:
-        raise SystemExit(f"{path}: the page looks blank ({'; '.join(problems)}): {found}")
-    return found
+        raise SystemExit(f"{path}: the page looks blank ({'; '.join(problems)}): {found.counts()}")
+    return found.counts()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    parser.add_argument("--chromium", default=find_chromium())
     parser.add_argument("--out", type=Path, default=ROOT / "docs/images/evaluation_report.png")
     parser.add_argument(
         "--page",
@@ -151,21 +92,7 @@ def main() -> None:
         else:
             page.write_text(html_report(sample_summaries(), title="Evaluation of tickets.jsonl"))
         shot = Path(tmp) / "shot.png"
-        subprocess.run(  # noqa: S603 - the browser the user runs, on a page written here
-            [
-                args.chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                f"--screenshot={shot}",
-                "--window-size=1180,1900",
-                page.as_uri(),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        screenshot(args.chromium, page.as_uri(), shot, 1180, 1900)
         found = check_png(shot)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, args.out)

@@ -181,7 +181,7 @@ def test_streaming_example_runs_offline() -> None:
     assert "It is a short poem about the sea." in out
 
 
-def test_readme_draws_the_same_error_tree_as_the_code() -> None:
+def test_the_docs_draw_the_same_error_tree_as_the_code() -> None:
     def tree(text: str) -> list[str]:
         """The drawing: from the `StructioError` line to the first line that is not part of it."""
         lines = text[text.index("StructioError\n") :].splitlines()
@@ -192,9 +192,9 @@ def test_readme_draws_the_same_error_tree_as_the_code() -> None:
             drawing.append(line.strip())
         return drawing
 
-    readme = tree((ROOT / "README.md").read_text(encoding="utf-8"))
+    docs = tree((ROOT / "docs" / "how-to" / "errors.md").read_text(encoding="utf-8"))
     code = tree(structio.exceptions.__doc__ or "")
-    assert readme == code
+    assert docs == code
     drawn = {line.lstrip("│├└─ ").split()[0] for line in code}
     assert drawn == set(structio.exceptions.__all__)
 

@@ -1,4 +1,4 @@
-"""The README's picture of a report: committed, a whole PNG, of a plausible size.
+"""The documentation's picture of a report: committed, a whole PNG, of a plausible size.
 
 `scripts/report_screenshot.py` renders it in headless Chromium (not in CI: no Chromium
 there) and checks the page shows its plots; this checks what was committed.
@@ -34,6 +34,6 @@ def test_the_committed_picture_is_a_whole_png_of_a_page() -> None:
     assert 20_000 < len(data) < 2_000_000  # a page with plots, not a blank one
 
 
-def test_the_readme_shows_it() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "](docs/images/evaluation_report.png)" in readme
+def test_the_evaluation_page_shows_it() -> None:
+    page = (ROOT / "docs" / "how-to" / "evaluation.md").read_text(encoding="utf-8")
+    assert "](../images/evaluation_report.png)" in page
