@@ -69,7 +69,7 @@ class ChatAdapter(Adapter):
                 ``True`` always (a `ConfigurationError` where the server cannot),
                 ``False`` never, ``None`` (default) as `constrain_default` says (not
                 constrained: on a real small model free decoding was as right, and
-                cheaper; README "Local models"). Hosted models are never sent a grammar.
+                cheaper; docs/tutorials/local-models.md). Hosted models are never sent a grammar.
         """
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")

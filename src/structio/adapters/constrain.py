@@ -4,8 +4,8 @@ A local server (`structio.lm.servers`) can constrain decoding to a grammar or a 
 schema. Each adapter's ``constrain`` option says whether it asks: ``True`` always (an
 error when the model's server cannot), ``False`` never, ``None`` (the default) as the
 adapter's class says (``constrain_default``: ``False`` for every built-in adapter, the
-better of the two on a real small model for each, `benchmarks/real_model.py`; see the
-README's "Local models"). Text formats (`ChatAdapter`, `XMLAdapter`) send the grammar of
+better of the two on a real small model for each, `benchmarks/real_model.py`; see
+docs/tutorials/local-models.md). Text formats (`ChatAdapter`, `XMLAdapter`) send the grammar of
 their own text (`Adapter.grammar`, compiled once per signature and options); JSON formats
 (`JSONAdapter`, `CompactAdapter`) send the outputs' JSON schema, which the server turns
 into its own grammar. A parameter the caller set (``response_format``, ``grammar``...) is
