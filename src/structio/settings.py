@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from structio.adapters.base import Adapter
@@ -35,6 +36,8 @@ __all__ = [
     "configure",
     "context",
     "current_settings",
+    "listener_of",
+    "listening",
     "resolve_adapter",
     "resolve_lm",
 ]
@@ -427,3 +430,33 @@ def _check_callbacks(callbacks: Any) -> tuple[Any, ...]:
                 f"none of the methods {', '.join(CALLBACK_HOOKS)}; subclass structio.Callback"
             )
     return tuple(callbacks)
+
+
+# The calls a `structio.streamify` listens to here: a signature class, and what hears the
+# stream events of its calls. A scoped value, as DSPy's `send_stream` setting is, so that
+# only the streamed program's calls (in its thread, its tasks, `asyncify`'s worker) stream.
+_listening: contextvars.ContextVar[Mapping[Any, Callable[[Any], None]]] = contextvars.ContextVar(
+    "structio_listening", default=MappingProxyType({})
+)
+
+
+def listener_of(signature: Any) -> Callable[[Any], None] | None:
+    """What hears the stream events of a call of ``signature`` here, if anything does.
+
+    The call layer streams such a call (its result is the same) and tells each event.
+    """
+    hearers = _listening.get()
+    return hearers.get(signature) if hearers else None
+
+
+@contextlib.contextmanager
+def listening(hearers: Mapping[Any, Callable[[Any], None]]) -> Iterator[None]:
+    """Inside the block, calls of each signature class stream, each event told to its hearer.
+
+    Used by `structio.streamify` for the Predicts inside a program.
+    """
+    token = _listening.set(MappingProxyType({**_listening.get(), **hearers}))
+    try:
+        yield
+    finally:
+        _listening.reset(token)

@@ -11,10 +11,12 @@ Where structio differs from DSPy:
   `structio.FieldValue`...) where DSPy gives litellm's raw chunks.
 - A ``str`` output streams its text piece by piece; an output of another type (``int``, a
   model, a list) comes as one last chunk, its value as text, once it is complete.
-- Only the fields of the `Predict` given to `streamify` stream. A program of your own (any
-  callable) runs whole in a worker thread (`structio.asyncify`) and gives its result only;
-  listeners on it are refused, since structio cannot see the Predicts inside it: stream one
-  of them with its own ``astream`` instead.
+- The Predicts a program calls stream when the program shows them as DSPy's modules do,
+  by ``named_predictors()`` (a `structio.Module` subclass), or when a listener names one
+  (``predict=``): the program runs in a worker thread (`structio.asyncify`, or awaited
+  with ``is_async_program=True``), and the calls of a listened Predict's signature made
+  inside it are streamed by the call layer (`structio.settings.listening`). Two Predicts
+  of one signature class are one to a listener.
 - Status messages: a provider's ``module_start_status_message`` and
   ``module_end_status_message`` are asked for around the program; the LM and tool ones are
   never asked for.
@@ -41,6 +43,7 @@ from structio._util.data import jsonable
 from structio.exceptions import UsageError
 from structio.parsing.stream import FieldDelta, FieldValue, Reread
 from structio.predict import ChainOfThought, Predict, Prediction
+from structio.settings import listening
 
 __all__ = [
     "StatusMessage",
@@ -140,41 +143,65 @@ class StreamListener:
         )
 
 
-def _bind(program: Any, listeners: list[StreamListener]) -> dict[str, str]:
-    """Each listened output of ``program`` with its predict name; the listeners filled in.
+# A listened Predict's signature class -> its name in the program and its listened outputs.
+_Routes = dict[Any, tuple[str, frozenset[str]]]
+
+
+def _predictors(program: Any) -> list[tuple[str, Any]]:
+    """The program's predictors by DSPy's names: ``named_predictors()``, or the Predict itself."""
+    if isinstance(program, Predict):
+        return [("predict" if isinstance(program, ChainOfThought) else "self", program)]
+    named = getattr(program, "named_predictors", None)
+    return list(named()) if callable(named) else []
+
+
+def _bind(program: Any, listeners: list[StreamListener]) -> _Routes:
+    """Each listened Predict's signature with its name and outputs; the listeners filled in.
+
+    A listener without ``predict`` is given the one predictor of the program that has its
+    output, as DSPy's `streamify` does.
 
     Raises:
-        UsageError: A listener names no output of the program, or another Predict, or the
-            program is not a `Predict`.
+        UsageError: A listener's output is no predictor's, or several predictors' (name the
+            one: ``predict=``), or the program shows no predictors (no ``named_predictors``).
     """
-    if not listeners:
-        return {}
-    if not isinstance(program, Predict):
-        raise UsageError(
-            "streamify streams the outputs of the Predict it is given; structio cannot see "
-            f"the Predicts inside {type(program).__name__}: stream one with "
-            "`async for event in predict.astream(...)`, or call streamify without "
-            "stream_listeners to get the program's result"
-        )
-    name = "predict" if isinstance(program, ChainOfThought) else "self"
-    outputs = program.signature.output_fields
-    fields: dict[str, str] = {}
+    named = _predictors(program)
+    names = {id(p): name for name, p in named}
+    fields: dict[int, set[str]] = {}
     for listener in listeners:
-        if listener.predict is not None and listener.predict is not program:
-            raise UsageError(
-                f"the listener of {listener.signature_field_name!r} names another Predict: "
-                "structio streams the Predict given to streamify; stream that one with "
-                "its own streamify or astream"
-            )
-        if listener.signature_field_name not in outputs:
-            raise UsageError(
-                f"{listener.signature_field_name!r} is not an output of the program; its "
-                f"outputs: {', '.join(outputs)}"
-            )
-        listener.predict = program
-        listener.predict_name = listener.predict_name or name
-        fields[listener.signature_field_name] = listener.predict_name
-    return fields
+        field = listener.signature_field_name
+        if listener.predict is None:
+            having = [(n, p) for n, p in named if field in p.signature.output_fields]
+            if not having:
+                raise UsageError(_unheard(program, field, named))
+            if len(having) > 1:
+                raise UsageError(
+                    f"{field!r} is an output of several predictors of the program "
+                    f"({', '.join(n for n, _ in having)}): name the one to stream, "
+                    "StreamListener(signature_field_name=..., predict=program.<predictor>)"
+                )
+            listener.predict_name, listener.predict = having[0]
+        elif field not in listener.predict.signature.output_fields:
+            raise UsageError(f"{field!r} is not an output of {listener.predict!r}")
+        listener.predict_name = listener.predict_name or names.get(id(listener.predict)) or "self"
+        fields.setdefault(id(listener.predict), set()).add(field)
+    routes: _Routes = {}
+    for listener in listeners:
+        outputs = frozenset(fields[id(listener.predict)])
+        routes[listener.predict.signature] = (str(listener.predict_name), outputs)
+    return routes
+
+
+def _unheard(program: Any, field: str, named: list[tuple[str, Any]]) -> str:
+    if not named:
+        return (
+            f"structio cannot see the predictors of {type(program).__name__}: give it "
+            "named_predictors() (subclass structio.Module), name the predictor, "
+            "StreamListener(signature_field_name=..., predict=...), or stream one Predict "
+            "with `async for event in predict.astream(...)`"
+        )
+    outputs = sorted({f for _, p in named for f in p.signature.output_fields})
+    return f"{field!r} is not an output of the program; its outputs: {', '.join(outputs)}"
 
 
 class _Chunks:
@@ -184,14 +211,14 @@ class _Chunks:
         self,
         program: Any,
         provider: StatusMessageProvider | None,
-        fields: dict[str, str],
+        listened: bool,
         include_final: bool,
     ) -> None:
         self.program = program
         self.provider = provider
-        self.fields = fields
+        self.listened = listened
         self.include_final = include_final
-        self.open: set[str] = set()  # listened str outputs whose text has begun
+        self.open: set[tuple[str, str]] = set()  # listened str outputs whose text has begun
         self.streamed = False
 
     def start(self, inputs: dict[str, Any]) -> list[Any]:
@@ -201,27 +228,30 @@ class _Chunks:
         message = self.provider.module_start_status_message(self.program, inputs)
         return [StatusMessage(message)] if message else []
 
-    def event(self, item: Any) -> list[Any]:
-        """What one item of the program's stream gives the user."""
+    def event(self, item: Any, route: tuple[str, frozenset[str]] | None) -> list[Any]:
+        """What one item of a listened Predict's stream gives the user."""
         if isinstance(item, Prediction):
             return self.end(item)
-        if not self.fields:
+        if not self.listened:
             return [item]  # no listener: structio's own events, as DSPy gives raw chunks
-        if isinstance(item, Reread):
-            self.open.clear()  # the outputs stream again from their start
+        if route is None:
+            return []
+        name, fields = route
+        if isinstance(item, Reread):  # the outputs stream again from their start
+            self.open = {key for key in self.open if key[0] != name}
             return []
         field = getattr(item, "field", None)
-        if field not in self.fields:
+        if field not in fields:
             return []
-        name = self.fields[field]
+        key = (name, field)
         if isinstance(item, FieldDelta):
-            self.open.add(field)
+            self.open.add(key)
             self.streamed = True
             return [StreamResponse(name, field, item.delta, False)]
         if isinstance(item, FieldValue):
             self.streamed = True
-            if field in self.open:
-                self.open.discard(field)
+            if key in self.open:
+                self.open.discard(key)
                 return [StreamResponse(name, field, "", True)]
             value = item.value
             text = value if isinstance(value, str) else json.dumps(jsonable(value))
@@ -239,7 +269,7 @@ class _Chunks:
             message = self.provider.module_end_status_message(result)
             if message:
                 items.append(StatusMessage(message))
-        if self.include_final or not self.fields or not self.streamed:
+        if self.include_final or not self.listened or not self.streamed:
             items.append(result)
         return items
 
@@ -287,42 +317,79 @@ def streamify(
         >>> "".join(i.chunk for i in items if isinstance(i, sio.streaming.StreamResponse))
         'Paris'
     """
-    fields = _bind(program, list(stream_listeners or []))
+    listeners = list(stream_listeners or [])
+    routes = _bind(program, listeners)
 
     def chunks() -> _Chunks:
         return _Chunks(
-            program, status_message_provider, fields, include_final_prediction_in_output_stream
+            program,
+            status_message_provider,
+            bool(listeners),
+            include_final_prediction_in_output_stream,
         )
 
     async def async_streamer(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
         state = chunks()
         for item in state.start(kwargs):
             yield item
-        if isinstance(program, Predict):
+        if isinstance(program, Predict):  # its own stream: no thread, no listening
+            route = routes.get(program.signature)
             async with program.astream(*args, **kwargs) as stream:
                 async for event in stream:
-                    for item in state.event(event):
+                    for item in state.event(event, route):
                         yield item
             return
-        result = await _run_whole(program, is_async_program, args, kwargs)
-        for item in state.end(result):
+        async for item in _heard(program, is_async_program, args, kwargs, routes, state):
             yield item
 
     def sync_streamer(*args: Any, **kwargs: Any) -> Generator[Any, None, None]:
-        state = chunks()
-        yield from state.start(kwargs)
-        if isinstance(program, Predict):
-            with program.stream(*args, **kwargs) as stream:
-                for event in stream:
-                    yield from state.event(event)
-            return
-        if is_async_program or inspect.iscoroutinefunction(program):
-            # an async program of the user's: awaited on a loop of its own
+        if not isinstance(program, Predict):  # the program runs on a loop of its own
             yield from apply_sync_streaming(async_streamer(*args, **kwargs))
             return
-        yield from state.end(program(*args, **kwargs))
+        state = chunks()
+        yield from state.start(kwargs)
+        route = routes.get(program.signature)
+        with program.stream(*args, **kwargs) as stream:
+            for event in stream:
+                yield from state.event(event, route)
 
     return async_streamer if async_streaming else sync_streamer
+
+
+_END = object()
+
+
+async def _heard(
+    program: Any, is_async: bool, args: Any, kwargs: Any, routes: _Routes, state: _Chunks
+) -> AsyncGenerator[Any, None]:
+    """Run a program whole, its listened Predicts' events given as they come, then its result.
+
+    The Predicts stream because the call layer finds them in `settings.listening` (the
+    program's thread or task runs in a copy of this context); their events come here
+    through a queue, from whichever thread made the call.
+    """
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue[Any] = asyncio.Queue()
+
+    def hearer(signature: Any) -> Callable[[Any], None]:
+        def hear(event: Any) -> None:
+            loop.call_soon_threadsafe(events.put_nowait, (signature, event))
+
+        return hear
+
+    with listening({signature: hearer(signature) for signature in routes}):
+        task = asyncio.ensure_future(_run_whole(program, is_async, args, kwargs))
+    task.add_done_callback(lambda _: events.put_nowait(_END))
+    try:
+        while (entry := await events.get()) is not _END:
+            signature, event = entry
+            for item in state.event(event, routes.get(signature)):
+                yield item
+        result = task.result()
+    finally:
+        task.cancel()  # the user stopped reading: the program's result is not wanted
+    for item in state.end(result):
+        yield item
 
 
 async def _run_whole(program: Any, is_async: bool, args: Any, kwargs: Any) -> Any:

@@ -126,14 +126,68 @@ def test_listeners_that_cannot_be_served_stop_at_once() -> None:
             lambda question: question,
             stream_listeners=[dspy.streaming.StreamListener(signature_field_name="answer")],
         )
-    other = dspy.Predict("question -> answer")
-    with pytest.raises(dspy.UsageError, match="another Predict"):
+    twice = TwoSteps()
+    twice.predict2 = dspy.Predict("question -> answer")
+    with pytest.raises(dspy.UsageError, match="several predictors"):
         dspy.streamify(
-            dspy.Predict("question -> answer"),
-            stream_listeners=[
-                dspy.streaming.StreamListener(signature_field_name="answer", predict=other)
-            ],
+            twice,
+            stream_listeners=[dspy.streaming.StreamListener(signature_field_name="answer")],
         )
+
+
+class TwoSteps:
+    """A program of two predictors, shaped as DSPy's modules are (``named_predictors``)."""
+
+    def __init__(self) -> None:
+        self.predict1 = dspy.Predict("question->answer")
+        self.predict2: dspy.Predict = dspy.Predict("answer->simplified_answer")
+
+    def named_predictors(self) -> list[tuple[str, dspy.Predict]]:
+        return [("predict1", self.predict1), ("predict2", self.predict2)]
+
+    def __call__(self, question: str, **kwargs: Any) -> dspy.Prediction:
+        answer = self.predict1(question=question).answer
+        return self.predict2(answer=answer)
+
+
+def test_the_predictors_inside_a_program_stream_as_dspys_tutorial() -> None:
+    lm = scripted(
+        {"answer": "It wanted the other side"},
+        {"simplified_answer": "Other side"},
+    )
+    dspy.configure(lm=lm)
+    stream_listeners = [
+        dspy.streaming.StreamListener(signature_field_name="answer"),
+        dspy.streaming.StreamListener(signature_field_name="simplified_answer"),
+    ]
+    stream_predict = dspy.streamify(TwoSteps(), stream_listeners=stream_listeners)
+
+    values = run(stream_predict(question="why did a chicken cross the kitchen?"))
+    assert values[-1].simplified_answer == "Other side"
+    chunks = values[:-1]
+    by_field: dict[tuple[str, str], str] = {}
+    for chunk in chunks:
+        key = (chunk.predict_name, chunk.signature_field_name)
+        by_field[key] = by_field.get(key, "") + chunk.chunk
+    assert by_field == {
+        ("predict1", "answer"): "It wanted the other side",
+        ("predict2", "simplified_answer"): "Other side",
+    }
+    # In the order written: the first predictor's text, all of it, before the second's.
+    assert [c.predict_name for c in chunks] == sorted(c.predict_name for c in chunks)
+    assert sum(c.is_last_chunk for c in chunks) == 2
+
+    # Outside the stream nothing listens: the program's calls are plain calls again.
+    assert dspy.settings.listener_of(stream_listeners[0].predict.signature) is None
+    sync = dspy.streamify(TwoSteps(), stream_listeners=stream_listeners, async_streaming=False)
+    dspy.configure(lm=scripted({"answer": "a"}, {"simplified_answer": "b"}))
+    values = list(sync(question="?"))
+    assert [(v.signature_field_name, v.chunk) for v in values[:-1]] == [
+        ("answer", "a"),
+        ("answer", ""),
+        ("simplified_answer", "b"),
+        ("simplified_answer", ""),
+    ]
 
 
 def test_status_messages_around_the_program() -> None:
@@ -174,3 +228,21 @@ def test_streaming_response_and_apply_sync_streaming() -> None:
 
     values = list(dspy.streaming.apply_sync_streaming(stream(question="?")))
     assert values[-1].answer == "no"
+
+
+def test_an_async_program_streams_its_predictors_too() -> None:
+    class AsyncSteps(TwoSteps):
+        async def acall(self, question: str) -> dspy.Prediction:
+            answer = (await self.predict1.acall(question=question)).answer
+            return await self.predict2.acall(answer=answer)
+
+    dspy.configure(lm=scripted({"answer": "forty two"}, {"simplified_answer": "42"}))
+    stream = dspy.streamify(
+        AsyncSteps(),
+        stream_listeners=[dspy.streaming.StreamListener(signature_field_name="answer")],
+        is_async_program=True,
+    )
+    values = run(stream(question="?"))
+    assert values[-1].simplified_answer == "42"
+    assert "".join(v.chunk for v in values[:-1]) == "forty two"
+    assert {v.predict_name for v in values[:-1]} == {"predict1"}
