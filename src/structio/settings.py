@@ -34,6 +34,7 @@ __all__ = [
     "check_adapter",
     "check_lm",
     "configure",
+    "copy",
     "context",
     "current_settings",
     "listener_of",
@@ -164,19 +165,45 @@ REFUSED: dict[str, str] = {
 }
 
 
+# DSPy's other attributes of `dspy.settings` that structio does not have, and what to use.
+_NOT_HERE = {
+    "save": "save an LM with lm.to_dict() or a Predict with predict.save(path)",
+    "load": "build the LM again: LM.from_dict(data), or Predict.load(path)",
+    "thread_local_overrides": (
+        "a structio.context block holds in its thread and tasks; run a thread of your own "
+        "in contextvars.copy_context().run(...) to carry it, as Predict.batch and "
+        "structio.asyncify do"
+    ),
+}
+
+
 def __getattr__(name: str) -> Any:
     """``structio.settings.lm`` (``.adapter``, ``.track_usage``...): what is in effect here.
 
     The innermost `context`, else what `configure` set; ``None`` when nothing is set.
     DSPy's settings that mean nothing here (`IGNORED`) read back as they were set, else
-    as DSPy's default.
+    as DSPy's default. ``structio.settings.config`` is every setting, as `copy` gives.
     """
     if name in _CURRENT:
         return getattr(current_settings(), name)
     if name in IGNORED:
         return dict(current_settings().ignored).get(name, IGNORED[name][0])
-    hint = f": {REFUSED[name]}" if name in REFUSED else ""
-    raise AttributeError(f"module 'structio.settings' has no attribute {name!r}{hint}")
+    if name == "config":
+        return copy()
+    hint = REFUSED.get(name) or _NOT_HERE.get(name)
+    shown = f": {hint}" if hint else ""
+    raise AttributeError(f"module 'structio.settings' has no attribute {name!r}{shown}")
+
+
+def copy() -> dict[str, Any]:
+    """Every setting in effect here, by name, as DSPy's ``dspy.settings.copy()``.
+
+    The settings `configure` takes, and DSPy's that are kept but ignored (`IGNORED`).
+    """
+    settings = current_settings()
+    values = {name: getattr(settings, name) for name in _CURRENT}
+    kept = dict(settings.ignored)
+    return {**values, **{name: kept.get(name, IGNORED[name][0]) for name in IGNORED}}
 
 
 def resolve_adapter(*given: Adapter | None) -> Adapter:

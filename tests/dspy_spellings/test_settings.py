@@ -186,3 +186,49 @@ def test_a_misspelt_key_names_the_closest_and_its_structio_way() -> None:
 def test_a_wrong_value_is_refused(name: str, value: Any) -> None:
     with pytest.raises(dspy.ConfigurationError, match=name):
         dspy.configure(**{name: value})
+
+
+def test_track_usage_get_total_tokens_and_set_lm_usage_as_a_dspy_module_does() -> None:
+    lm = billed_lm(4, 1)
+    dspy.configure(lm=lm, track_usage=True)
+    qa = dspy.Predict("question -> answer")
+    with dspy.track_usage() as usage_tracker:
+        qa(question="one")
+        output = qa(question="two")
+    tokens = usage_tracker.get_total_tokens()
+    assert tokens["openai/test"]["total_tokens"] == 10  # both calls
+    assert output.get_lm_usage()["openai/test"]["total_tokens"] == 5  # its own call
+    output.set_lm_usage(tokens)
+    assert output.get_lm_usage() == tokens
+    assert output.meta.usage.total_tokens == 5  # the call's own usage is kept
+
+
+def test_get_total_tokens_leaves_out_a_model_of_cache_hits_only() -> None:
+    def answer(request: MockRequest) -> dict[str, Any]:
+        return {"choices": [{"message": {"content": ANSWER}}], "usage": {"prompt_tokens": 2}}
+
+    lm = dspy.LM("openai/cached", transport=MockTransport(answer))
+    dspy.configure(lm=lm)
+    dspy.Predict("question -> answer")(question="once")
+    with dspy.track_usage() as usage:
+        again = dspy.Predict("question -> answer")(question="once")
+    assert again.meta.responses[-1].cached
+    assert usage.calls == 1
+    assert usage.get_total_tokens() == {}
+    assert again.get_lm_usage() == {}
+
+
+def test_dspy_settings_copy_and_config() -> None:
+    lm = dspy.FakeLM([])
+    with dspy.context(lm=lm, experimental=True):
+        snapshot = dspy.settings.copy()
+        assert snapshot == dspy.settings.config
+    assert (snapshot["lm"], snapshot["experimental"], snapshot["num_threads"]) == (lm, True, 8)
+    assert set(snapshot) == HONOURED | set(IGNORED)
+    assert dspy.settings.config["lm"] is None  # a copy: the block's values are gone
+
+
+@pytest.mark.parametrize("name", ["save", "load", "thread_local_overrides"])
+def test_dspys_other_settings_attributes_say_what_to_use(name: str) -> None:
+    with pytest.raises(AttributeError, match=f"{name}'?: "):
+        getattr(dspy.settings, name)
