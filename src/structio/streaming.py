@@ -286,8 +286,10 @@ def streamify(
 
     Args:
         program: A `Predict` (or `ChainOfThought`): its outputs stream. Any other callable
-            runs whole (in a worker thread, or awaited with ``is_async_program=True``) and
-            gives its result only.
+            runs whole (in a worker thread, or awaited with ``is_async_program=True``),
+            the listened outputs of the Predicts it calls streaming as they are written
+            (found by its ``named_predictors()``, or named by a listener's ``predict``),
+            then its result.
         status_message_provider: Gives `StatusMessage` items before and after the program.
         stream_listeners: The outputs to stream, as `StreamResponse` chunks; without any,
             the stream gives structio's events (`structio.FieldDelta`...).
@@ -301,8 +303,9 @@ def streamify(
         A function taking the program's arguments and giving the stream.
 
     Raises:
-        UsageError: A listener names no output of the program, or the program is not a
-            `Predict` and listeners are given.
+        UsageError: A listener names no output of the program's predictors, or an output
+            of several (name the one with ``predict=``), or the program shows no predictors
+            and the listener names none.
 
     Example:
         >>> import structio as sio
