@@ -65,9 +65,12 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     else:
         os.environ["TIKTOKEN_CACHE_DIR"] = tiktoken_cache
     import structio
+    from structio import settings
     from structio.lm import cache
 
     structio.configure(lm=None, adapter=None, callbacks=None)
+    settings._global = settings.Settings()  # DSPy's keys too (track_usage, num_threads...)
+    cache._CONFIGURED.clear()  # configure_cache's choice
     for opened in cache._DEFAULT.values():
         opened.close()
     cache._DEFAULT.clear()

@@ -86,6 +86,10 @@ _LAZY = {
     "Tool": "structio.tools",
     "ToolCall": "structio.tools",
     "ToolCalls": "structio.tools",
+    # DSPy's spellings: `dspy.asyncify`, `dspy.streamify`, `dspy.configure_cache`.
+    "asyncify": "structio._asyncify",
+    "configure_cache": "structio.lm.cache",
+    "streamify": "structio.streaming",
 }
 
 # Names that were public here and now live in their subpackages: still importable from
@@ -123,9 +127,10 @@ _MOVED = {
 def __getattr__(name: str) -> object:
     import importlib
 
-    # `structio.finetune` without importing it (and sqlite3, csv...) at `import structio`.
-    if name == "finetune":
-        return importlib.import_module("structio.finetune")
+    # `structio.finetune` without importing it (and sqlite3, csv...) at `import structio`;
+    # `structio.streaming`, DSPy's `dspy.streaming` (StreamListener, StreamResponse...).
+    if name in ("finetune", "streaming"):
+        return importlib.import_module(f"structio.{name}")
     # The tool types are pydantic models: pydantic loads when they are first used.
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
@@ -209,8 +214,10 @@ __all__ = [
     "UsageError",
     "UserMessage",
     "XMLAdapter",
+    "asyncify",
     "chatprompt",
     "configure",
+    "configure_cache",
     "context",
     "evaluate",
     "inspect_history",
@@ -218,6 +225,7 @@ __all__ = [
     "make_signature",
     "prompt",
     "save_prompt",
+    "streamify",
     "track_usage",
 ]
 

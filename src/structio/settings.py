@@ -1,7 +1,13 @@
 """Default LM and adapter: set globally with `configure`, or for a scope with `context`.
 
-``structio.settings.lm`` (``.adapter``, ``.callbacks``) reads what is in effect, as
-``dspy.settings.lm`` does.
+``structio.settings.lm`` (``.adapter``, ``.callbacks``, ``.track_usage``...) reads what is in
+effect, as ``dspy.settings.lm`` does; ``structio.settings.configure(...)`` and
+``structio.settings.context(...)`` are DSPy's other spellings of the two functions.
+
+Every key of DSPy 3.4's ``dspy.configure`` is either honoured with DSPy's meaning
+(`Settings`), accepted and ignored where it means nothing here (`IGNORED`, each with the
+reason), or refused with an `UnknownSettingError` that says what to write instead
+(`REFUSED`).
 """
 
 from __future__ import annotations
@@ -9,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from structio.adapters.base import Adapter
@@ -21,12 +28,17 @@ from structio.lm.params import suggestion
 
 __all__ = [
     "CALLBACK_HOOKS",
+    "IGNORED",
+    "REFUSED",
     "Settings",
     "check_adapter",
     "check_lm",
     "configure",
+    "copy",
     "context",
     "current_settings",
+    "listener_of",
+    "listening",
     "resolve_adapter",
     "resolve_lm",
 ]
@@ -54,11 +66,29 @@ class Settings:
         lm: The language model.
         adapter: The adapter (`ChatAdapter` when ``None``).
         callbacks: What is told of each call (`structio.Callback` objects), in order.
+        track_usage: DSPy's switch for ``pred.get_lm_usage()``. Every structio prediction
+            carries its usage whatever this says (``pred.meta.usage``, ``get_lm_usage()``):
+            recording it costs nothing, so the switch is kept only to be read back.
+        warn_on_type_mismatch: Whether input values are checked against their declared
+            types before a call (``Predict(check_inputs=...)`` per predictor; both must be
+            on). DSPy logs a warning for a value that does not fit; structio raises a
+            `FormatError` before any request, so ``False`` is how to send values unchecked.
+        async_max_workers: How many programs `structio.asyncify` runs at once, in all
+            (DSPy's default, 8).
+        num_threads: How many calls at once `Predict.batch` makes when it is not told
+            (DSPy's default, 8).
+        ignored: DSPy's settings that mean nothing in structio (`IGNORED`), as they were
+            set, so that ``structio.settings.<name>`` reads them back.
     """
 
     lm: BaseLM | None = None
     adapter: Adapter | None = None
     callbacks: tuple[Any, ...] = ()
+    track_usage: bool = False
+    warn_on_type_mismatch: bool = True
+    async_max_workers: int = 8
+    num_threads: int = 8
+    ignored: tuple[tuple[str, Any], ...] = ()
 
 
 _global = Settings()
@@ -77,17 +107,103 @@ def current_settings() -> Settings:
 
 
 # Read as DSPy's ``dspy.settings.lm`` is: the value in effect here, looked up on each read.
-_CURRENT = ("lm", "adapter", "callbacks")
+_CURRENT = (
+    "lm",
+    "adapter",
+    "callbacks",
+    "track_usage",
+    "warn_on_type_mismatch",
+    "async_max_workers",
+    "num_threads",
+)
+
+#: DSPy's settings that mean nothing in structio: accepted by `configure` and `context`,
+#: kept to be read back, and otherwise ignored. Each with DSPy's default and the reason.
+IGNORED: dict[str, tuple[Any, str]] = {
+    "experimental": (
+        False,
+        "DSPy's gate for features still settling; structio has no gated features",
+    ),
+    "provide_traceback": (
+        False,
+        "DSPy's switch for tracebacks in the logs of parallel runs; a failed item of "
+        "Predict.batch always holds its exception, traceback included",
+    ),
+    "branch_idx": (0, "an optimizer's rollout branch; structio has no optimizers"),
+    "max_trace_size": (10000, "structio keeps no trace of predictor calls to bound"),
+}
+
+#: DSPy's settings that structio does not take, each with what to write instead.
+REFUSED: dict[str, str] = {
+    "rm": (
+        "structio has no retriever: call yours and pass the passages as an input "
+        "(context: list[str])"
+    ),
+    "trace": (
+        "structio keeps no trace of predictor calls: see each call with "
+        "callbacks=[structio.Callback subclass] or lm.history"
+    ),
+    "usage_tracker": "count a block's usage with `with structio.track_usage() as usage:`",
+    "caller_predict": "set by DSPy itself; structio tells callbacks which Predict called",
+    "caller_modules": "set by DSPy itself; structio tells callbacks which Predict called",
+    "send_stream": (
+        "stream with structio.streamify(program, stream_listeners=[...]) or "
+        "Predict.stream / astream"
+    ),
+    "stream_listeners": ("pass them to structio.streamify(program, stream_listeners=[...])"),
+    "disable_history": "each LM keeps its own history: LM(..., history_size=0) keeps none",
+    "max_history_size": "each LM keeps its own history: LM(..., history_size=N)",
+    "max_errors": (
+        "Predict.batch runs every item and a failed one holds its exception in its place "
+        "(return_exceptions=False raises a BatchError at the end instead)"
+    ),
+    "allow_tool_async_sync_conversion": (
+        "an async tool runs only when awaited: `await tool_calls.aexecute(...)`, "
+        "`await tool.acall(...)`, or `await predict.acall(...)`"
+    ),
+    "interpreter_factory": "structio has no code-executing modules to give an interpreter",
+}
+
+
+# DSPy's other attributes of `dspy.settings` that structio does not have, and what to use.
+_NOT_HERE = {
+    "save": "save an LM with lm.to_dict() or a Predict with predict.save(path)",
+    "load": "build the LM again: LM.from_dict(data), or Predict.load(path)",
+    "thread_local_overrides": (
+        "a structio.context block holds in its thread and tasks; run a thread of your own "
+        "in contextvars.copy_context().run(...) to carry it, as Predict.batch and "
+        "structio.asyncify do"
+    ),
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``structio.settings.lm`` (and ``.adapter``, ``.callbacks``): what is in effect here.
+    """``structio.settings.lm`` (``.adapter``, ``.track_usage``...): what is in effect here.
 
     The innermost `context`, else what `configure` set; ``None`` when nothing is set.
+    DSPy's settings that mean nothing here (`IGNORED`) read back as they were set, else
+    as DSPy's default. ``structio.settings.config`` is every setting, as `copy` gives.
     """
     if name in _CURRENT:
         return getattr(current_settings(), name)
-    raise AttributeError(f"module 'structio.settings' has no attribute {name!r}")
+    if name in IGNORED:
+        return dict(current_settings().ignored).get(name, IGNORED[name][0])
+    if name == "config":
+        return copy()
+    hint = REFUSED.get(name) or _NOT_HERE.get(name)
+    shown = f": {hint}" if hint else ""
+    raise AttributeError(f"module 'structio.settings' has no attribute {name!r}{shown}")
+
+
+def copy() -> dict[str, Any]:
+    """Every setting in effect here, by name, as DSPy's ``dspy.settings.copy()``.
+
+    The settings `configure` takes, and DSPy's that are kept but ignored (`IGNORED`).
+    """
+    settings = current_settings()
+    values = {name: getattr(settings, name) for name in _CURRENT}
+    kept = dict(settings.ignored)
+    return {**values, **{name: kept.get(name, IGNORED[name][0]) for name in IGNORED}}
 
 
 def resolve_adapter(*given: Adapter | None) -> Adapter:
@@ -128,27 +244,68 @@ def resolve_lm(*given: BaseLM | None, who: str = "this call") -> BaseLM:
     return configured
 
 
-def _refuse_unknown(where: str, unknown: dict[str, Any]) -> None:
-    """Raise `UnknownSettingError` for the first of ``unknown``'s keys, if there are any."""
-    if not unknown:
-        return
-    name = next(iter(unknown))
+def _refuse_unknown(where: str, unknown: dict[str, Any]) -> dict[str, Any]:
+    """DSPy's settings of ``unknown`` that mean nothing here (`IGNORED`); refuse any other.
+
+    Raises:
+        UnknownSettingError: For the first key that is neither a setting nor ignored: a key
+            of DSPy's that structio does not take says what to write instead; any other
+            names the settings and the closest one (whose structio way is given when it is
+            one of DSPy's).
+    """
+    refused = [name for name in unknown if name not in IGNORED]
+    if not refused:
+        return unknown
+    name = refused[0]
+    if name in REFUSED:
+        raise UnknownSettingError(
+            f"{where}() does not take DSPy's setting `{name}`: {REFUSED[name]}"
+        )
+    import difflib
+
     listed = ", ".join(f"`{n}`" for n in _CURRENT)
+    close = difflib.get_close_matches(name, (*_CURRENT, *IGNORED, *REFUSED), n=1, cutoff=0.6)
+    hint = suggestion(name, close)
+    if close and close[0] in REFUSED:
+        hint = f"{hint} (DSPy's; in structio: {REFUSED[close[0]]})"
     raise UnknownSettingError(
-        f"{where}() has no setting `{name}`{suggestion(name, _CURRENT) or '.'} The settings are "
-        f"{listed}; request parameters (temperature, max_tokens...) belong to the LM: "
+        f"{where}() has no setting `{name}`{hint or '.'} The settings are {listed} (and "
+        f"DSPy's {', '.join(f'`{n}`' for n in IGNORED)}, accepted and ignored); request "
+        "parameters (temperature, max_tokens...) belong to the LM: "
         "structio.LM('openai/gpt-4o-mini', temperature=0)"
     )
 
 
-def _updated(base: Settings, lm: Any, adapter: Any, callbacks: Any) -> Settings:
-    changes: dict[str, Any] = {}
-    if lm is not _UNSET:
-        changes["lm"] = check_lm(lm)
-    if adapter is not _UNSET:
-        changes["adapter"] = check_adapter(adapter)
-    if callbacks is not _UNSET:
-        changes["callbacks"] = _check_callbacks(callbacks)
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name}= must be True or False, not {value!r}")
+    return value
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{name}= must be a whole number of 1 or more, not {value!r}")
+    return value
+
+
+# How each setting's value is checked before it is set.
+_CHECKS: dict[str, Any] = {
+    "lm": lambda name, value: check_lm(value),
+    "adapter": lambda name, value: check_adapter(value),
+    "callbacks": lambda name, value: _check_callbacks(value),
+    "track_usage": _flag,
+    "warn_on_type_mismatch": _flag,
+    "async_max_workers": _count,
+    "num_threads": _count,
+}
+
+
+def _updated(base: Settings, given: dict[str, Any], ignored: dict[str, Any]) -> Settings:
+    changes = {
+        name: _CHECKS[name](name, value) for name, value in given.items() if value is not _UNSET
+    }
+    if ignored:
+        changes["ignored"] = tuple({**dict(base.ignored), **ignored}.items())
     return replace(base, **changes)
 
 
@@ -157,6 +314,10 @@ def configure(
     lm: BaseLM | None = _UNSET,
     adapter: Adapter | None = _UNSET,
     callbacks: Sequence[Any] | None = _UNSET,
+    track_usage: bool = _UNSET,
+    warn_on_type_mismatch: bool = _UNSET,
+    async_max_workers: int = _UNSET,
+    num_threads: int = _UNSET,
     **unknown: Any,
 ) -> None:
     r"""Set the process-wide default LM, adapter and/or callbacks (arguments not given are kept).
@@ -166,11 +327,20 @@ def configure(
         adapter: The default adapter (``None``: `ChatAdapter`).
         callbacks: A list of `structio.Callback` objects told of every call, in order
             (``None`` or ``[]``: none).
-        **unknown: Refused: a setting that does not exist.
+        track_usage: DSPy's switch; predictions carry their usage whatever it says
+            (``pred.get_lm_usage()``, ``pred.meta.usage``).
+        warn_on_type_mismatch: ``False`` sends input values without checking their types
+            (see `Settings`).
+        async_max_workers: How many programs `structio.asyncify` runs at once.
+        num_threads: How many calls at once `Predict.batch` makes by default.
+        **unknown: DSPy's settings that mean nothing here (`IGNORED`) are kept and
+            ignored; any other is refused.
 
     Raises:
-        UnknownSettingError: A keyword names no setting (``adaptor=``); the message names
-            those that exist.
+        UnknownSettingError: A keyword names no setting (``adaptor=``): the message names
+            those that exist; or one of DSPy's that structio does not take (`REFUSED`):
+            the message says what to write instead.
+        ConfigurationError: A value of the wrong kind (``track_usage="yes"``).
 
     Example:
         >>> import structio as sio
@@ -178,9 +348,10 @@ def configure(
         >>> sio.configure(lm=None)  # back to no default
     """
     global _global
-    _refuse_unknown("configure", unknown)
+    given = {name: value for name, value in locals().items() if name in _CHECKS}
+    ignored = _refuse_unknown("configure", unknown)
     with _global_lock:
-        _global = _updated(_global, lm, adapter, callbacks)
+        _global = _updated(_global, given, ignored)
 
 
 @contextlib.contextmanager
@@ -189,6 +360,10 @@ def context(
     lm: BaseLM | None = _UNSET,
     adapter: Adapter | None = _UNSET,
     callbacks: Sequence[Any] | None = _UNSET,
+    track_usage: bool = _UNSET,
+    warn_on_type_mismatch: bool = _UNSET,
+    async_max_workers: int = _UNSET,
+    num_threads: int = _UNSET,
     **unknown: Any,
 ) -> Iterator[Settings]:
     """Use another LM, adapter and/or callbacks inside a ``with`` block, in this thread or task.
@@ -196,6 +371,8 @@ def context(
     ``callbacks=`` replaces the callbacks in effect for the block, as DSPy's does (so
     ``callbacks=[]`` silences them); to add one, pass the ones in effect too:
     ``callbacks=[*structio.settings.current_settings().callbacks, extra]``.
+
+    Takes the settings `configure` takes.
 
     Raises:
         UnknownSettingError: A keyword names no setting, as for `configure`.
@@ -205,8 +382,9 @@ def context(
         >>> with sio.context(adapter=sio.JSONAdapter()):
         ...     pass  # Predict calls here use JSONAdapter unless they name another
     """
-    _refuse_unknown("context", unknown)
-    token = _scoped.set(_updated(current_settings(), lm, adapter, callbacks))
+    given = {name: value for name, value in locals().items() if name in _CHECKS}
+    ignored = _refuse_unknown("context", unknown)
+    token = _scoped.set(_updated(current_settings(), given, ignored))
     try:
         yield current_settings()
     finally:
@@ -279,3 +457,33 @@ def _check_callbacks(callbacks: Any) -> tuple[Any, ...]:
                 f"none of the methods {', '.join(CALLBACK_HOOKS)}; subclass structio.Callback"
             )
     return tuple(callbacks)
+
+
+# The calls a `structio.streamify` listens to here: a signature class, and what hears the
+# stream events of its calls. A scoped value, as DSPy's `send_stream` setting is, so that
+# only the streamed program's calls (in its thread, its tasks, `asyncify`'s worker) stream.
+_listening: contextvars.ContextVar[Mapping[Any, Callable[[Any], None]]] = contextvars.ContextVar(
+    "structio_listening", default=MappingProxyType({})
+)
+
+
+def listener_of(signature: Any) -> Callable[[Any], None] | None:
+    """What hears the stream events of a call of ``signature`` here, if anything does.
+
+    The call layer streams such a call (its result is the same) and tells each event.
+    """
+    hearers = _listening.get()
+    return hearers.get(signature) if hearers else None
+
+
+@contextlib.contextmanager
+def listening(hearers: Mapping[Any, Callable[[Any], None]]) -> Iterator[None]:
+    """Inside the block, calls of each signature class stream, each event told to its hearer.
+
+    Used by `structio.streamify` for the Predicts inside a program.
+    """
+    token = _listening.set(MappingProxyType({**_listening.get(), **hearers}))
+    try:
+        yield
+    finally:
+        _listening.reset(token)

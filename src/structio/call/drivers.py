@@ -7,7 +7,7 @@ back in, and returns (or, for streams, yields after the events) the flow's `Call
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Generator, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Union
 
 from structio.adapters.base import Adapter, SignatureLike
@@ -34,6 +34,7 @@ from structio.parsing.stream import (
     StreamEvent,
     StreamReader,
 )
+from structio.settings import listener_of
 
 __all__ = ["StreamOut", "acall", "astream", "call", "stream"]
 
@@ -79,8 +80,10 @@ def call(
         TruncationError: The parts that cannot be dropped exceed the budget.
     """
     request = begin(adapter, lm, signature, demos, inputs, params, options, build)
+    heard = listener_of(signature)  # a `structio.streamify` listening to this call
     with _observe(request, lm) as scope:
-        result = _run(call_flow(request, lm, options, scope), lm)
+        flow = call_flow(request, lm, options, scope)
+        result = _run(flow, lm) if heard is None else _run_heard(flow, lm, heard)
         scope.ended(result)
     return result
 
@@ -98,8 +101,10 @@ async def acall(
 ) -> CallResult:
     """Async form of `call`: the same flow, with ``await lm.acall``."""
     request = begin(adapter, lm, signature, demos, inputs, params, options, build)
+    heard = listener_of(signature)
     with _observe(request, lm) as scope:
-        result = await _arun(call_flow(request, lm, options, scope), lm)
+        flow = call_flow(request, lm, options, scope)
+        result = await (_arun(flow, lm) if heard is None else _arun_heard(flow, lm, heard))
         scope.ended(result)
     return result
 
@@ -206,6 +211,34 @@ async def _arun(flow: Flow, lm: BaseLM) -> CallResult:
     except BaseException:
         flow.close()  # a driver that stops early (an error, a cancellation) ends the flow
         raise
+
+
+def _run_heard(flow: Flow, lm: BaseLM, heard: Callable[[StreamEvent], None]) -> CallResult:
+    """A call `structio.streamify` listens to: streamed, each event told to ``heard``.
+
+    Its result is what `_run` gives for the same completion (the same flow).
+    """
+    events = _drive_stream(flow, lm)
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as done:
+            result: CallResult = done.value
+            return result
+        heard(event)
+
+
+async def _arun_heard(flow: Flow, lm: BaseLM, heard: Callable[[StreamEvent], None]) -> CallResult:
+    """Async form of `_run_heard`."""
+    body = _adrive_stream(flow, lm)
+    try:
+        async for out in body:
+            if isinstance(out, CallResult):
+                return out
+            heard(out)
+    finally:
+        await body.aclose()
+    raise AssertionError("a streamed call ended without its result")  # pragma: no cover
 
 
 def _streamed(

@@ -23,6 +23,7 @@ from structio.lm.types import Completion, LMResponse
 from structio.parsing.clean import drafts
 from structio.parsing.confidence import field_confidence
 from structio.rendering.prompt import Part, Prompt, Truncation, TruncationStep
+from structio.settings import current_settings
 from structio.signatures.signature import Signature
 
 __all__ = [
@@ -168,7 +169,8 @@ def begin(
     given_signature: type[Signature] | None = None
     if build is None:
         given_signature = as_signature(signature)
-        if options.check_inputs:
+        # DSPy's configure(warn_on_type_mismatch=False) turns the check off for every call.
+        if options.check_inputs and current_settings().warn_on_type_mismatch:
             check_input_types(given_signature, inputs)
         native = adapter.native(given_signature, lm)
         values = inputs or {}

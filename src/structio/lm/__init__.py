@@ -4,7 +4,7 @@ litellm is imported on the first real call, never at ``import structio``.
 """
 
 from structio.lm.base import BaseLM, HistoryEntry, inspect_history
-from structio.lm.cache import ResponseCache, default_cache
+from structio.lm.cache import ResponseCache, configure_cache, default_cache
 from structio.lm.client import ClientSettings
 from structio.lm.lm import LM
 from structio.lm.profile import ModelProfile
@@ -62,6 +62,7 @@ __all__ = [
     "Transport",
     "Usage",
     "UsageTracker",
+    "configure_cache",
     "default_cache",
     "inspect_history",
     "register_transport",

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import json
 import os
+import sys
 import threading
 import time
 import weakref
@@ -41,6 +42,8 @@ __all__ = [
     "DEFAULT_MEMORY_TTL",
     "ResponseCache",
     "cache_key",
+    "configure_cache",
+    "configured_cache",
     "default_cache",
     "public_params",
 ]
@@ -544,13 +547,93 @@ def _unpickled(directory: str | None, memory_size: int, memory_ttl: float | None
         return cache
 
 
-def default_cache() -> ResponseCache:
-    """The shared cache in ``$STRUCTIO_CACHE_DIR`` (default ``~/.cache/structio``)."""
+def _default_root() -> Path:
     from pathlib import Path
 
-    root = Path(os.environ.get("STRUCTIO_CACHE_DIR") or "~/.cache/structio").expanduser()
+    return Path(os.environ.get("STRUCTIO_CACHE_DIR") or "~/.cache/structio").expanduser()
+
+
+def default_cache() -> ResponseCache:
+    """The shared cache in ``$STRUCTIO_CACHE_DIR`` (default ``~/.cache/structio``)."""
+    root = _default_root()
     with _DEFAULT_LOCK:
         cache = _DEFAULT.get(root)
         if cache is None:
             cache = _DEFAULT[root] = ResponseCache(root / "responses")
         return cache
+
+
+# The cache `configure_cache` chose for LMs made with ``cache=True``: empty while it was
+# never called (then `default_cache` serves), else one entry, ``None`` for no cache at all.
+_CONFIGURED: list[ResponseCache | None] = []
+
+
+def configure_cache(
+    enable_disk_cache: bool = True,
+    enable_memory_cache: bool = True,
+    disk_cache_dir: str | Path | None = None,
+    disk_size_limit_bytes: int | None = None,
+    memory_max_entries: float | None = None,
+    restrict_pickle: bool = False,
+    safe_types: list[type[Any]] | None = None,
+) -> None:
+    """Choose the cache of every LM made with ``cache=True`` (the default), as DSPy's does.
+
+    DSPy's ``dspy.configure_cache``, mapped onto `ResponseCache`: the disk tier is its
+    SQLite file, the memory tier its LRU. It applies to calls made from now on, by LMs made
+    before or after; an LM given ``cache=False`` or a `ResponseCache` of its own keeps it.
+
+    Args:
+        enable_disk_cache: Keep responses on disk, shared by processes; ``False`` keeps
+            them in this process's memory only.
+        enable_memory_cache: Keep a copy in memory; ``False`` reads the disk on every hit.
+            Both ``False``: no cache at all (every call is a request).
+        disk_cache_dir: The cache's directory (default ``$STRUCTIO_CACHE_DIR/responses``,
+            ``~/.cache/structio/responses``).
+        disk_size_limit_bytes: Refused: structio's disk cache has no size limit.
+        memory_max_entries: How many responses the memory tier keeps (default 4096;
+            ``math.inf``: no limit).
+        restrict_pickle: Accepted and ignored: structio's cache stores JSON and never
+            unpickles anything, which is what DSPy's ``restrict_pickle=True`` guards.
+        safe_types: Accepted and ignored, for the same reason.
+
+    Raises:
+        ConfigurationError: ``disk_size_limit_bytes`` was given, or ``memory_max_entries``
+            is negative.
+
+    Example:
+        >>> import structio as sio
+        >>> sio.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+        >>> sio.configure_cache()  # back to the default cache
+    """
+    del restrict_pickle, safe_types  # nothing is unpickled: nothing to restrict
+    if disk_size_limit_bytes is not None:
+        raise ConfigurationError(
+            "structio's disk cache has no size limit (disk_size_limit_bytes): leave it out, "
+            "and empty the cache with structio.lm.default_cache().clear() or by deleting its "
+            "directory ($STRUCTIO_CACHE_DIR, default ~/.cache/structio)"
+        )
+    size = 4096 if memory_max_entries is None else memory_max_entries
+    if size < 0:
+        raise ConfigurationError(f"memory_max_entries must be 0 or more, not {size!r}")
+    memory_size = int(min(size, sys.maxsize)) if enable_memory_cache else 0
+    cache: ResponseCache | None
+    if not enable_disk_cache and not enable_memory_cache:
+        cache = None
+    elif not enable_disk_cache:
+        cache = ResponseCache(None, memory_size=memory_size)
+    elif disk_cache_dir is None and memory_size == 4096:
+        cache = default_cache()
+    else:
+        directory = disk_cache_dir if disk_cache_dir is not None else _default_root() / "responses"
+        cache = ResponseCache(directory, memory_size=memory_size)
+    with _DEFAULT_LOCK:
+        _CONFIGURED[:] = [cache]
+
+
+def configured_cache() -> ResponseCache | None:
+    """The cache of an LM made with ``cache=True``: `configure_cache`'s, else `default_cache`."""
+    with _DEFAULT_LOCK:
+        if _CONFIGURED:
+            return _CONFIGURED[0]
+    return default_cache()

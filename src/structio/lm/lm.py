@@ -31,7 +31,7 @@ from structio.lm import _litellm
 from structio.lm._errors import check_api_base, redact_chain
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
-from structio.lm.cache import ResponseCache, cache_key, default_cache
+from structio.lm.cache import ResponseCache, cache_key, configured_cache
 from structio.lm.client import ClientSettings
 from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
@@ -160,8 +160,9 @@ class LM(BaseLM):
         num_retries: How many times a retryable failure is retried.
         timeout: Seconds one attempt of a request may take, all of it: connecting, the
             headers, the body or the whole stream (a call's ``timeout=`` overrides it).
-        cache: ``True`` for the shared cache in ``$STRUCTIO_CACHE_DIR`` (default
-            ``~/.cache/structio``), ``False`` for none, or a `ResponseCache`.
+        cache: ``True`` for the process's cache (`structio.configure_cache`'s, else the
+            shared cache in ``$STRUCTIO_CACHE_DIR``, default ``~/.cache/structio``),
+            ``False`` for none, or a `ResponseCache`.
         backoff: Seconds before the first retry; doubled for each further retry.
         max_backoff: Longest wait between two attempts, ``Retry-After`` included.
         context_window: The model's input limit in tokens, for models litellm does not know
@@ -483,7 +484,7 @@ class LM(BaseLM):
             return None
         if isinstance(choice, ResponseCache):
             return choice
-        return default_cache()
+        return configured_cache()  # `configure_cache`'s, else the default one
 
     def _streamed(self, params: dict[str, Any]) -> dict[str, Any]:
         """A stream's parameters: usage asked for at its end when the profile says it can be.

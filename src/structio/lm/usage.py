@@ -47,6 +47,7 @@ class UsageTracker:
         self._usage: dict[str, Usage] = {}
         self._cost: dict[str, float | None] = {}
         self._calls: dict[str, int] = {}
+        self._billed: dict[str, int] = {}  # calls that were not cache hits, per model
         self._cached = 0
         self._open = True
 
@@ -71,6 +72,8 @@ class UsageTracker:
             self._calls[name] = self._calls.get(name, 0) + 1
             if response.cached:
                 self._cached += 1
+            else:
+                self._billed[name] = self._billed.get(name, 0) + 1
 
     def close(self) -> None:
         """Stop adding responses: the totals are final (`track_usage` does this at its end)."""
@@ -122,6 +125,19 @@ class UsageTracker:
         """How many of the calls were served from the response cache."""
         with self._lock:
             return self._cached
+
+    def get_total_tokens(self) -> dict[str, dict[str, Any]]:
+        """Tokens per model in OpenAI's usage names, as DSPy's ``get_total_tokens()``.
+
+        The shape of ``pred.get_lm_usage()``; as DSPy's, a model whose every call was a
+        cache hit is left out.
+        """
+        with self._lock:
+            return {
+                name: usage.as_openai()
+                for name, usage in self._usage.items()
+                if self._billed.get(name)
+            }
 
     def to_dict(self) -> dict[str, Any]:
         """The totals as JSON-compatible data: calls, cost, tokens, and the same per model."""

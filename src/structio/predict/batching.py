@@ -19,6 +19,7 @@ from structio.exceptions import (
 )
 from structio.predict.inputs import CALL_OPTIONS, not_a_dict
 from structio.predict.prediction import Prediction
+from structio.settings import current_settings
 from structio.signatures.signature import (
     Signature,
 )
@@ -102,14 +103,17 @@ _DSPY_BATCH_KEYWORDS = {
 
 
 def _concurrency(max_concurrency: int | None, num_threads: int | None) -> int:
-    """How many calls at once, from either name of the setting (8 by default)."""
+    """How many calls at once: either name of the setting, else the configured `num_threads`.
+
+    ``num_threads`` is DSPy's setting, set with `configure` or `context` (8 by default).
+    """
     if max_concurrency is not None and num_threads is not None:
         raise UsageError(
             "batch got both max_concurrency and num_threads, which are one setting (num_threads "
             "is DSPy's name); pass only one"
         )
     chosen = max_concurrency if max_concurrency is not None else num_threads
-    return 8 if chosen is None else chosen
+    return current_settings().num_threads if chosen is None else chosen
 
 
 def _check_call_options(signature: type[Signature], options: Mapping[str, Any], what: str) -> None:

@@ -88,6 +88,9 @@ class PredictionMeta:
             `confidence`), in the order of ``pred.completions``; else ``None``.
         choice: Which choice of the call this prediction is (``pred.completions[i]``'s
             meta says ``i``): the one `confidence` speaks of.
+        lm_usage_total: What ``get_lm_usage()`` gives when it was set
+            (``pred.set_lm_usage(...)``: a program's usage, all its calls); ``None``: this
+            call's own, from `responses`.
     """
 
     route: Route = "chat"
@@ -100,6 +103,7 @@ class PredictionMeta:
     fallback: Fallback | None = None
     confidences: tuple[dict[str, float | None], ...] | None = None
     choice: int = 0
+    lm_usage_total: Mapping[str, Mapping[str, Any]] | None = None
 
     @property
     def confidence(self) -> dict[str, float | None] | None:
@@ -137,6 +141,8 @@ class PredictionMeta:
 
     def lm_usage(self) -> dict[str, dict[str, Any]]:
         """Tokens per model, as DSPy's ``get_lm_usage()`` gives them (cache hits left out)."""
+        if self.lm_usage_total is not None:
+            return {model: dict(counts) for model, counts in self.lm_usage_total.items()}
         totals: dict[str, Usage] = {}
         for response in self.responses:
             if not response.cached:  # as DSPy: a cache hit bills nothing
@@ -293,6 +299,17 @@ class Prediction(Mapping[str, Any]):
         ``meta.cost`` is the cost.
         """
         return self._meta.lm_usage()
+
+    def set_lm_usage(self, value: Mapping[str, Mapping[str, Any]]) -> None:
+        """Make ``get_lm_usage()`` give ``value``, as DSPy's ``Prediction.set_lm_usage``.
+
+        For a program that returns one of its predictions: the usage of all its calls
+        (``usage.get_total_tokens()`` of a `structio.track_usage` block around them). The
+        outputs stay read-only; ``meta.usage`` stays this call's own.
+        """
+        object.__setattr__(
+            self, "_meta", dataclasses.replace(self._meta, lm_usage_total=dict(value))
+        )
 
     @property
     def lm_reasoning(self) -> str | None:
