@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -112,6 +112,12 @@ def messages(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "structio"]
 
 
+def waits(caplog: pytest.LogCaptureFixture) -> list[float]:
+    """The seconds of each wait of the run, as the log says them."""
+    found = [r for r in caplog.records if r.getMessage().startswith("structio run: wait")]
+    return [float(cast("tuple[float, ...]", r.args)[0]) for r in found]
+
+
 def pauses(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [m for m in messages(caplog) if "the run pauses" in m]
 
@@ -151,12 +157,13 @@ def test_a_server_failing_with_500s_for_30_seconds_loses_no_row(
     shown = screen.getvalue()
     assert "provider unavailable (HTTP 500): waiting " in shown
     assert "; outage 0:0" in shown
+    assert "provider unavailable (HTTP 500): sending a row again; outage 0:" in shown
     assert shown.rstrip("\n").split("\r")[-1].startswith("StringSignature 50/50 ")
     assert len(pauses(records)) == 1
     assert any("the provider answers again after 0:" in m for m in messages(records))
-    waits = [r.args[0] for r in records.records if r.getMessage().startswith("structio run: wait")]
-    assert len(waits) >= 3
-    assert all(later > earlier for earlier, later in itertools.pairwise(waits))
+    slept = waits(records)
+    assert len(slept) >= 3
+    assert all(later > earlier for earlier, later in itertools.pairwise(slept))
 
 
 def test_waits_grow_and_every_row_is_sent_again(
@@ -167,12 +174,12 @@ def test_waits_grow_and_every_row_is_sent_again(
     summary = run_file(sio.Predict(SIG, lm=lm(server)), data, out, concurrency=2, progress=False)
     assert (summary.done, summary.failed, summary.stopped) == (20, [], None)
     assert written(out) == list(range(1, 21))
-    waits = [r.args[0] for r in records.records if r.getMessage().startswith("structio run: wait")]
+    slept = waits(records)
     # Doubling from 2 s (a quarter at most added to spread runs out), up to a minute.
-    assert len(waits) >= 7
-    for n, wait in enumerate(waits):
+    assert len(slept) >= 7
+    for n, wait in enumerate(slept):
         assert min(2.0 * 2**n, 60.0) <= wait <= min(2.5 * 2**n, 60.0)
-    assert clock.slept == pytest.approx(sum(waits))
+    assert clock.slept == pytest.approx(sum(slept))
     assert len(pauses(records)) >= 1
 
 
@@ -182,6 +189,7 @@ def test_an_outage_longer_than_the_budget_stops_the_run_with_what_to_do(
     clock: FakeClock,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    records: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(lm_module.LM, "_delay", lambda self, error, attempt: 0.0)
     server.default = Reply(status=502, error_message="bad gateway")
@@ -199,10 +207,12 @@ def test_an_outage_longer_than_the_budget_stops_the_run_with_what_to_do(
     )
     assert 45 <= clock.slept <= 46
     assert written(out) == []
-    # The rows that waited are in the errors file; those never sent are not.
+    # The rows that waited are in the errors file; those never sent are not. They are the
+    # first rows: those in flight when the outage began (4 at most: 2 calls, 2 queued),
+    # and at most one new row per wait, as a probe once every waiting row had failed one.
     failed = [json.loads(line)["line"] for line in errors_path(out).read_text().splitlines()]
-    assert failed
-    assert max(failed) <= 4
+    assert failed == list(range(1, len(failed) + 1))
+    assert len(failed) <= 4 + len(waits(records))
     assert captured.out.startswith(f"0 rows predicted, 0 already in {out}, {len(failed)} failed")
     # The provider is back: the same command does every row.
     server.default = ANSWER
@@ -267,9 +277,9 @@ def test_429s_pause_the_run_for_as_long_as_retry_after_asks(
     assert written(out) == list(range(1, 13))
     (pause,) = pauses(records)
     assert "RateLimitError" in pause
-    waits = [r.args[0] for r in records.records if r.getMessage().startswith("structio run: wait")]
-    assert waits
-    assert all(wait == 20.0 for wait in waits)
+    slept = waits(records)
+    assert slept
+    assert all(wait == 20.0 for wait in slept)  # not 2 s: the server said 20
 
 
 def test_ctrl_c_during_a_pause_stops_at_once(
@@ -360,3 +370,22 @@ def test_an_endless_budget_says_so(
     (pause,) = pauses(records)
     assert "waits for it, no limit;" in pause
     assert any(m.endswith("(outage 0:00, no limit)") for m in messages(records))
+
+
+def test_a_row_the_server_fails_alone_is_a_failed_row_and_holds_no_one_up(
+    server: OpenAIServer, tmp_path: Path, clock: FakeClock, records: pytest.LogCaptureFixture
+) -> None:
+    def row_3_crashes_the_server(request: Request) -> Reply:
+        return Reply(status=500, error_message="worker died") if number(request) == 3 else ANSWER
+
+    server.handler = row_3_crashes_the_server
+    data, out = write_rows(tmp_path / "rows.jsonl", 12), tmp_path / "preds.jsonl"
+    summary = run_file(sio.Predict(SIG, lm=lm(server)), data, out, concurrency=1, progress=False)
+    assert summary.stopped is None
+    assert [line for line, _ in summary.failed] == [3]
+    assert "worker died" in summary.failed[0][1]
+    assert written(out) == [n for n in range(1, 13) if n != 3]
+    # It failed in three outages: the first two paused the run until another row's answer
+    # ended them, the third is its own failure (no pause).
+    assert len(pauses(records)) == 2
+    assert clock.slept < 60

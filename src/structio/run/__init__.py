@@ -510,8 +510,13 @@ def run_file(
         summary.done += 1
         bar.advance()
 
-    def wait_then_probe() -> None:
-        """Nothing in flight, rows waiting: wait, then send one again (or stop, out of time)."""
+    def wait_then_probe(*, fresh: bool) -> bool:
+        """Nothing in flight, rows waiting: wait, then send one again (or stop, out of time).
+
+        Returns:
+            Whether to send a new row of the data as the probe instead (only when
+            ``fresh`` rows remain): every waiting row has failed a probe already.
+        """
         seconds = outage.next_wait()
         if seconds is None:
             summary.stopped = outage.stop_message()
@@ -520,15 +525,21 @@ def run_file(
             for line in outage.abandon():
                 fail(line, error)  # in the errors file; a rerun sends them
             bar.status(None)
-            return
+            return False
         wait_out(outage, seconds, stopped=lambda: stop.count > 0, show=bar.status)
-        if not stop.count:
-            send([outage.probe()])
+        if stop.count:
+            return False
+        bar.status(outage.status(None))
+        if fresh and outage.tried_all:
+            return True
+        send([outage.probe()])
+        return False
 
-    def collect(handle: Appender, *, until: int) -> None:
+    def collect(handle: Appender, *, until: int, fresh: bool = True) -> None:
         """Write finished rows until ``until`` at most are in flight, with no outage on.
 
-        Returns early when the run stops: a second Ctrl-C, or an outage out of time.
+        Returns early when the run stops (a second Ctrl-C, an outage out of time), or, during
+        an outage, for the caller to send a new row as a probe (``fresh``: rows remain).
         """
         while len(in_flight) > until or outage.paused:
             if stop.count > 1:
@@ -554,7 +565,8 @@ def run_file(
                 bar.status(None)
                 continue
             if outage.paused and not in_flight:
-                wait_then_probe()
+                if wait_then_probe(fresh=fresh):
+                    return
                 continue
             item = workers.result(_POLL)
             if item is not None:
@@ -580,7 +592,7 @@ def run_file(
             if summary.stopped and not stop.count:
                 for line, _ in workers.take_queued():
                     in_flight.pop(line, None)
-            collect(handle, until=0)
+            collect(handle, until=0, fresh=False)
         ended = True
     finally:
         workers.close()

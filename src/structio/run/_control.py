@@ -134,6 +134,8 @@ class _Outage:
         # how many): see _ROW_OUTAGES.
         self._number = 0
         self._strikes: dict[int, tuple[int, int]] = {}
+        # How often each row failed in this outage: probes go to the least tried.
+        self._tries: dict[int, int] = {}
 
     @property
     def enabled(self) -> bool:
@@ -167,6 +169,7 @@ class _Outage:
         self._strikes[line] = (last, count)
         if self.started is None:
             self._number, self.started, self.waits = number, self.clock.now(), 0
+            self._tries = {}
             logger().warning(
                 "structio run: the provider is unavailable (%s): the run pauses, and waits "
                 "for it%s; the rows that failed are sent again when it answers",
@@ -175,6 +178,7 @@ class _Outage:
             )
         self.error = error
         self.waiting[line] = inputs
+        self._tries[line] = self._tries.get(line, 0) + 1
         return True
 
     def answered(self) -> dict[int, dict[str, Any]]:
@@ -183,10 +187,10 @@ class _Outage:
             return {}
         rows, self.waiting = self.waiting, {}
         logger().info(
-            "structio run: the provider answers again after %s: the run resumes (%d rows "
-            "sent again)",
+            "structio run: the provider answers again after %s: the run resumes (%d %s sent again)",
             _clock_text(self.elapsed()),
             len(rows),
+            "row" if len(rows) == 1 else "rows",
         )
         self.started, self.error = None, None
         return rows
@@ -218,15 +222,25 @@ class _Outage:
         )
         return wait
 
+    @property
+    def tried_all(self) -> bool:
+        """Whether every waiting row has failed a probe too: a new row would say more.
+
+        A row the provider refuses on its own (a server error on that prompt alone) would
+        otherwise be the only probe, and hold the run until its budget is spent.
+        """
+        return all(self._tries.get(line, 0) > 1 for line in self.waiting)
+
     def probe(self) -> tuple[int, dict[str, Any]]:
-        """The row to send to see whether the provider answers: each waiting row in turn."""
-        line = next(iter(self.waiting))
+        """The row to send to see whether the provider answers: the least tried, oldest first."""
+        line = min(self.waiting, key=lambda waiting: self._tries.get(waiting, 0))
         return line, self.waiting.pop(line)
 
-    def status(self, left: float) -> str:
-        """The progress line's words while waiting ``left`` more seconds."""
+    def status(self, left: float | None) -> str:
+        """The progress line's words while waiting ``left`` more seconds (``None``: probing)."""
+        doing = "sending a row again" if left is None else f"waiting {math.ceil(left)} s"
         return (
-            f"provider unavailable ({self._cause()}): waiting {math.ceil(left)} s; "
+            f"provider unavailable ({self._cause()}): {doing}; "
             f"outage {_clock_text(self.elapsed())}{self._limit(' of ')}"
         )
 
