@@ -408,12 +408,12 @@ def run_file(
     retries, ``LM(num_retries=)``), the whole run pauses: no new row is sent, the rows not
     yet started are taken back, and the run waits 2 s, 4 s, 8 s... (at most a minute
     between two tries, or what ``Retry-After`` asks), then sends one of the failed rows
-    again. The first answer ends the pause: every row that failed meanwhile is sent again
-    (none lost, none written twice) and the run goes on at full concurrency. While it
-    waits, the progress line says so (``provider unavailable (HTTP 500): waiting 8 s;
-    outage 0:42 of 15:00``) and the ``structio`` logger records each pause, wait and
-    resumption. An outage longer than ``max_outage`` stops the run (``stopped`` says why);
-    the same call later continues it.
+    again (a new row once each has failed such a try). The first answer ends the pause:
+    every row that failed meanwhile is sent again (none lost, none written twice) and the
+    run goes on at full concurrency. While it waits, the progress line says so
+    (``provider unavailable (HTTP 500): waiting 8 s; outage 0:42 of 15:00``) and the
+    ``structio`` logger records each pause, wait and resumption. An outage longer than
+    ``max_outage`` stops the run (``stopped`` says why); the same call later continues it.
 
     Args:
         predict: What predicts each row.
