@@ -79,7 +79,12 @@ def test_errors_of_single_rows_never_stop_the_run(server: OpenAIServer, tmp_path
     write_rows(data, 24)
     lm = sio.LM("openai/m", api_base=server.base_url, api_key="k", cache=False, num_retries=0)
     summary = run_file(
-        sio.Predict(SIG, lm=lm), data, tmp_path / "preds.jsonl", concurrency=1, progress=False
+        sio.Predict(SIG, lm=lm),
+        data,
+        tmp_path / "preds.jsonl",
+        concurrency=1,
+        progress=False,
+        max_outage=0,  # server errors fail their rows, as any error (not waited out)
     )
     # Never five of one kind in a row: parse errors break every streak of server errors.
     assert summary.stopped is None
@@ -95,7 +100,13 @@ def test_the_limit_is_a_parameter_and_none_never_stops(
     lm = sio.LM("openai/m", api_base=server.base_url, api_key="k", cache=False, num_retries=0)
     predict = sio.Predict(SIG, lm=lm)
     summary = run_file(
-        predict, data, tmp_path / "a.jsonl", concurrency=1, progress=False, max_consecutive_errors=2
+        predict,
+        data,
+        tmp_path / "a.jsonl",
+        concurrency=1,
+        progress=False,
+        max_consecutive_errors=2,
+        max_outage=0,  # a server that is down counts as any error
     )
     assert summary.stopped is not None
     assert summary.stopped_by == "ServerError"
@@ -107,6 +118,7 @@ def test_the_limit_is_a_parameter_and_none_never_stops(
         concurrency=1,
         progress=False,
         max_consecutive_errors=None,
+        max_outage=0,
     )
     assert (summary.stopped, len(summary.failed)) == (None, 12)
 

@@ -39,6 +39,7 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = 0.0
         self._lock = threading.Lock()
+        self._status: str | None = None
 
     @classmethod
     def over(cls, source: Any, *, label: str, enabled: bool = True) -> Progress:
@@ -78,6 +79,16 @@ class Progress:
                 self._last_draw = now
                 self._draw(now)
 
+    def status(self, text: str | None) -> None:
+        """A short status shown on the progress line, cleared with None."""
+        with self._lock:
+            if text == self._status:
+                return
+            self._status = text
+            if self.enabled:  # erased to the end: a shorter status leaves nothing behind
+                self.stream.write("\r" + self.line(time.monotonic()) + "\x1b[K")
+                self.stream.flush()
+
     def close(self) -> None:
         """End the line."""
         if self.enabled:
@@ -93,6 +104,10 @@ class Progress:
     def line(self, now: float | None = None) -> str:
         """The progress line as it would be drawn at ``now`` (a `time.monotonic` reading)."""
         now = time.monotonic() if now is None else now
+        status = f" | {self._status}" if self._status else ""
+        return self._counts(now) + status
+
+    def _counts(self, now: float) -> str:
         worked = self.done - self.skipped
         rate = worked / max(now - self._start, 1e-9)
         failed = f", {self.failed:,} failed" if self.failed else ""

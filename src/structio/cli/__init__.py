@@ -556,7 +556,13 @@ def _run(args: argparse.Namespace) -> int:
             max_requests=args.batch_size,
         )
     else:
-        summary = run_file(predict, args.data, args.output, concurrency=args.concurrency)
+        summary = run_file(
+            predict,
+            args.data,
+            args.output,
+            concurrency=args.concurrency,
+            max_outage=args.max_outage,
+        )
     _print_report(summary.report())
     if summary.interrupted:
         _error(f"interrupted; rerun the same command to do the rest ({args.output})")

@@ -194,6 +194,15 @@ def build_parser(
         help="a model string, e.g. openai/gpt-4o-mini",
     )
     run.add_argument("--concurrency", type=_positive, default=8, help="calls in flight")
+    run.add_argument(
+        "--max-outage",
+        type=_seconds,
+        default=900.0,
+        metavar="SECONDS",
+        help="wait out a provider outage (HTTP 5xx, 429, connection errors, timeouts) this "
+        "long, the run paused and resumed when the provider answers; 0 stops at once "
+        "(default: 900, 15 minutes)",
+    )
     run.add_argument("--api-base", help="the server's URL (local OpenAI-compatible servers)")
     run.add_argument(
         "--server",
@@ -292,6 +301,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be 0 seconds or more, not {text}")
     return value
 
 

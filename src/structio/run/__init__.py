@@ -22,27 +22,19 @@ import contextlib
 import hashlib
 import json
 import os
-import queue
-import signal
 import sys
-import threading
 from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from structio._util.data import jsonable
 from structio._util.files import Appender, atomic_write, read_jsonl, save_error
 from structio._util.progress import Progress
-from structio.exceptions import (
-    ConfigurationError,
-    ContextWindowExceededError,
-    ParseError,
-    SaveError,
-)
+from structio.exceptions import ConfigurationError, SaveError
 from structio.finetune import Problem, read_examples
 from structio.predict import Predict, Prediction
+from structio.run._control import _Outage, _StopFlag, _Streak, _Workers, transient, wait_out
 from structio.settings import current_settings, resolve_adapter
 
 if TYPE_CHECKING:
@@ -51,7 +43,14 @@ if TYPE_CHECKING:
     from structio.batch import Outcome
     from structio.signatures.signature import Signature
 
-__all__ = ["MAX_CONSECUTIVE_ERRORS", "RunSummary", "errors_path", "run_batch", "run_file"]
+__all__ = [
+    "MAX_CONSECUTIVE_ERRORS",
+    "MAX_OUTAGE",
+    "RunSummary",
+    "errors_path",
+    "run_batch",
+    "run_file",
+]
 
 
 @dataclass
@@ -385,6 +384,9 @@ def _reiterable(data: object) -> bool:
 #: Consecutive rows failing with the same kind of error that stop a run (`run_file`).
 MAX_CONSECUTIVE_ERRORS = 5
 
+#: The longest provider outage a run waits out, in seconds (`run_file`'s ``max_outage``).
+MAX_OUTAGE = 900.0
+
 # How often the waiting loop looks at the stop flag, in seconds.
 _POLL = 0.1
 
@@ -397,8 +399,21 @@ def run_file(
     concurrency: int = 8,
     progress: bool = True,
     max_consecutive_errors: int | None = MAX_CONSECUTIVE_ERRORS,
+    max_outage: float = MAX_OUTAGE,
 ) -> RunSummary:
     """Predict every row of ``data`` into ``output``, resuming where a previous run stopped.
+
+    A provider that is down for a while does not end the run. When a row fails with a
+    transient error (HTTP 5xx, 429, a connection error, a timeout: after the LM's own
+    retries, ``LM(num_retries=)``), the whole run pauses: no new row is sent, the rows not
+    yet started are taken back, and the run waits 2 s, 4 s, 8 s... (at most a minute
+    between two tries, or what ``Retry-After`` asks), then sends one of the failed rows
+    again (a new row once each has failed such a try). The first answer ends the pause:
+    every row that failed meanwhile is sent again (none lost, none written twice) and the
+    run goes on at full concurrency. While it waits, the progress line says so
+    (``provider unavailable (HTTP 500): waiting 8 s; outage 0:42 of 15:00``) and the
+    ``structio`` logger records each pause, wait and resumption. An outage longer than
+    ``max_outage`` stops the run (``stopped`` says why); the same call later continues it.
 
     Args:
         predict: What predicts each row.
@@ -408,28 +423,37 @@ def run_file(
         progress: Say what is happening and draw a progress line on standard error (only
             on a terminal).
         max_consecutive_errors: Stop once this many rows in a row fail with the same kind
-            of error (the same class, and the same HTTP status): an unknown model, a
-            server that is down or a rejected key fails every row alike. Errors that
-            belong to one row (an answer that does not parse, a prompt over the context
-            window) never count. ``None`` never stops.
+            of error (the same class, and the same HTTP status): an unknown model or a
+            rejected key fails every row alike. Errors that belong to one row (an answer
+            that does not parse, a prompt over the context window) never count, nor do
+            transient errors while outages are waited out. A `ConfigurationError` stops
+            the run at the first row. ``None`` never stops.
+        max_outage: The longest provider outage waited out, in seconds, counted from the
+            first failure and begun anew by every answer. ``0`` waits out none: a
+            transient error fails its row, and rows failing alike stop the run
+            (``max_consecutive_errors``), as any other error. A row that fails in three
+            outages, the provider answering other rows in between, is a failed row.
 
     Returns:
-        The `RunSummary`. ``stopped`` is set when errors stopped the run, ``interrupted``
-        when Ctrl-C did: in the main thread, SIGINT stops the run cleanly rather than
-        raising `KeyboardInterrupt` inside it. No new row is sent; the calls in flight
-        finish and are written (a second Ctrl-C leaves them); the output holds every row
-        finished, and the same call later does the rest.
+        The `RunSummary`. ``stopped`` is set when errors stopped the run (the rows then
+        waiting for the provider are among the failed), ``interrupted`` when Ctrl-C did:
+        in the main thread, SIGINT stops the run cleanly rather than raising
+        `KeyboardInterrupt` inside it, during a pause too. No new row is sent; the calls
+        in flight finish and are written (a second Ctrl-C leaves them); the output holds
+        every row finished, and the same call later does the rest.
 
     Raises:
         ConfigurationError: ``output`` holds lines that are not this run's to continue
             (another file, another signature, model or adapter, a data row changed since it
             was predicted). Checked before any call, except a changed row of ``data`` given
             as an iterator (read once), which is found when the run reaches it. Or ``data``
-            is a file without a row (nothing is written).
+            is a file without a row (nothing is written), or ``max_outage`` is negative.
         SaveError: ``output`` or its errors file cannot be written: a path that cannot be
             (checked before any call), or a full disk during the run. Every row written
             before is kept whole, none in part; a rerun does the rest.
     """
+    if not max_outage >= 0:  # NaN too
+        raise ConfigurationError(f"max_outage must be 0 seconds or more, not {max_outage}")
     _refuse_empty(data, predict.signature)
     out = Path(output)
     summary = RunSummary(out)
@@ -442,20 +466,43 @@ def run_file(
     bar = Progress.over(data, label=predict.signature.__name__, enabled=progress)
     _load_client(predict, bar)
     bar.restart_clock()
-    streak = _Streak(max_consecutive_errors)
+    outage = _Outage(max_outage)
+    streak = _Streak(max_consecutive_errors, outages=outage.enabled)
     stop = _StopFlag()
     workers = _Workers(predict, concurrency)
     in_flight: dict[int, dict[str, Any]] = {}
 
+    def send(rows: Iterable[tuple[int, dict[str, Any]]]) -> None:
+        for line, inputs in rows:
+            in_flight[line] = inputs
+            workers.submit(line, inputs)
+
+    def fail(line: int, error: str) -> None:
+        summary.failed.append((line, error))
+        bar.advance(failed=True)
+
+    def resume() -> None:
+        """The provider answered: an outage is over, and its rows are sent again."""
+        if outage.paused:
+            bar.status(None)
+            send(outage.answered().items())
+
     def finish(line: int, result: Prediction | BaseException, handle: Appender) -> None:
         inputs = in_flight.pop(line)
         if isinstance(result, BaseException):
-            summary.failed.append((line, f"{type(result).__name__}: {result}"))
-            bar.advance(failed=True)
+            if outage.failed(line, inputs, result):
+                # Paused: the rows no thread has started wait with this one.
+                for queued, values in workers.take_queued():
+                    outage.waiting[queued] = in_flight.pop(queued, values)
+                return
+            if not transient(result):  # an answer (or no call): the provider is there
+                resume()
+            fail(line, f"{type(result).__name__}: {result}")
             if streak.add(result) and summary.stopped is None:
                 summary.stopped = streak.message()
                 summary.stopped_by = type(result).__name__
             return
+        resume()
         streak.reset()
         # Through the class: an output may be named to_dict (see Prediction).
         row = maker.record(line, inputs, Prediction.to_dict(result), Prediction.meta_of(result))
@@ -463,14 +510,46 @@ def run_file(
         summary.done += 1
         bar.advance()
 
-    def collect(handle: Appender, *, until: int) -> None:
-        """Write finished rows until at most ``until`` are in flight (or the run stops)."""
-        while len(in_flight) > until:
+    def wait_then_probe(*, fresh: bool) -> bool:
+        """Nothing in flight, rows waiting: wait, then send one again (or stop, out of time).
+
+        Returns:
+            Whether to send a new row of the data as the probe instead (only when
+            ``fresh`` rows remain): every waiting row has failed a probe already.
+        """
+        seconds = outage.next_wait()
+        if seconds is None:
+            summary.stopped = outage.stop_message()
+            summary.stopped_by = type(outage.error).__name__
+            error = f"{type(outage.error).__name__}: {outage.error}"
+            for line in outage.abandon():
+                fail(line, error)  # in the errors file; a rerun sends them
+            bar.status(None)
+            return False
+        wait_out(outage, seconds, stopped=lambda: stop.count > 0, show=bar.status)
+        if stop.count:
+            return False
+        bar.status(outage.status(None))
+        if fresh and outage.tried_all:
+            return True
+        send([outage.probe()])
+        return False
+
+    def collect(handle: Appender, *, until: int, fresh: bool = True) -> None:
+        """Write finished rows until ``until`` at most are in flight, with no outage on.
+
+        Returns early when the run stops (a second Ctrl-C, an outage out of time), or, during
+        an outage, for the caller to send a new row as a probe (``fresh``: rows remain).
+        """
+        while len(in_flight) > until or outage.paused:
             if stop.count > 1:
                 return  # a second Ctrl-C: leave the calls in flight
             if stop.count and not stop.told:
                 stop.told = True
-                workers.drop_queued(in_flight)
+                for line, _ in workers.take_queued():
+                    in_flight.pop(line, None)  # they stay undone, for the next run
+                outage.abandon()  # as those: the next run sends them
+                bar.status(None)
                 if progress and in_flight:
                     ended = "\n" if bar.enabled else ""  # off the progress line
                     print(
@@ -478,6 +557,16 @@ def run_file(
                         "flight (Ctrl-C again to leave them)",
                         file=sys.stderr,
                     )
+                continue
+            if outage.paused and (stop.count or summary.stopped or not outage.waiting):
+                # Stopping (a row failed meanwhile: it is left for the next run, as the
+                # rows not sent), or no row left to probe with: nothing to wait for.
+                outage.abandon()
+                bar.status(None)
+                continue
+            if outage.paused and not in_flight:
+                if wait_then_probe(fresh=fresh):
+                    return
                 continue
             item = workers.result(_POLL)
             if item is not None:
@@ -495,17 +584,15 @@ def run_file(
                     bar.advance(skipped=True)
                     continue
                 if isinstance(values, Problem):
-                    summary.failed.append((line, values.message))
-                    bar.advance(failed=True)
+                    fail(line, values.message)
                     continue
-                inputs = _inputs(values, inputs_of)
-                in_flight[line] = inputs
-                workers.submit(line, inputs)
+                send([(line, _inputs(values, inputs_of))])
                 # Bounded: the data is streamed, never read whole.
                 collect(handle, until=2 * concurrency - 1)
             if summary.stopped and not stop.count:
-                workers.drop_queued(in_flight)
-            collect(handle, until=0)
+                for line, _ in workers.take_queued():
+                    in_flight.pop(line, None)
+            collect(handle, until=0, fresh=False)
         ended = True
     finally:
         workers.close()
@@ -522,146 +609,6 @@ def _load_client(predict: Predict, bar: Progress) -> None:
     if callable(load):
         bar.say("structio: loading the model client...")
         load()
-
-
-class _Streak:
-    """Consecutive failures of one kind: a systematic error, not a row's own."""
-
-    def __init__(self, limit: int | None) -> None:
-        self.limit = limit
-        self.kind: tuple[str, int | None] | None = None
-        self.count = 0
-        self.last: BaseException | None = None
-
-    def add(self, error: BaseException) -> bool:
-        """Count ``error``; whether the streak has reached the limit."""
-        if isinstance(error, (ParseError, ContextWindowExceededError)):
-            # The model answered, or this row's prompt is too long: nothing systematic.
-            self.reset()
-            return False
-        if isinstance(error, ConfigurationError):
-            # Every row's call is made with the same settings: the first says it for all.
-            self.kind, self.count, self.last = (type(error).__name__, None), 1, error
-            return self.limit is not None
-        kind = (type(error).__name__, getattr(error, "status_code", None))
-        if kind != self.kind:
-            self.kind, self.count = kind, 0
-        self.count += 1
-        self.last = error
-        return self.limit is not None and self.count >= self.limit
-
-    def reset(self) -> None:
-        self.kind, self.count, self.last = None, 0, None
-
-    def message(self) -> str:
-        """Why the run stopped, and what to do."""
-        error = self.last
-        if isinstance(error, ConfigurationError):
-            return (
-                "stopped at the first failed row: its error is in the settings every row "
-                f"uses: {type(error).__name__}: {_first_line(str(error))}; fix the cause and "
-                "rerun the same command (the rows done are kept)"
-            )
-        return (
-            f"stopped after {self.count} rows in a row failed with the same error, so the "
-            f"rest would fail too: {type(error).__name__}: {_first_line(str(error))}; fix "
-            "the cause and rerun the same command (the rows done are kept)"
-        )
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
-
-
-class _StopFlag:
-    """Ctrl-C as a flag the run looks at, rather than an exception anywhere inside it.
-
-    `KeyboardInterrupt` raised inside a wait on a lock can break the lock itself (CPython
-    then raises ``RuntimeError: release unlocked lock``); a flag ends the run where it
-    chooses, every time.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.told = False
-
-    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        """Handle SIGINT while inside (main thread only; elsewhere Ctrl-C is left alone)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        try:
-            previous = signal.signal(signal.SIGINT, self._on_sigint)
-        except (OSError, ValueError):  # not the main interpreter
-            yield
-            return
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-
-class _Workers:
-    """Threads that predict rows; results come back on a queue, tagged with the row's line.
-
-    Daemon threads rather than a `ThreadPoolExecutor`, whose threads the interpreter
-    joins at exit: after a second Ctrl-C the process must end without waiting for the
-    calls left in flight.
-    """
-
-    def __init__(self, predict: Predict, count: int) -> None:
-        self.predict = predict
-        self.jobs: queue.SimpleQueue[tuple[int, dict[str, Any]] | None] = queue.SimpleQueue()
-        self.results: queue.SimpleQueue[tuple[int, Prediction | BaseException]] = (
-            queue.SimpleQueue()
-        )
-        self.threads = [
-            threading.Thread(target=self._work, name=f"structio-run-{n}", daemon=True)
-            for n in range(count)
-        ]
-        for thread in self.threads:
-            thread.start()
-
-    def _work(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            line, inputs = job
-            try:
-                result: Prediction | BaseException = self.predict(**inputs)
-            except BaseException as exc:  # whatever it is, the row waits for an answer
-                result = exc
-            self.results.put((line, result))
-
-    def submit(self, line: int, inputs: dict[str, Any]) -> None:
-        self.jobs.put((line, inputs))
-
-    def result(self, timeout: float) -> tuple[int, Prediction | BaseException] | None:
-        """The next finished row, or ``None`` if none finishes within ``timeout``."""
-        try:
-            return self.results.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def drop_queued(self, in_flight: dict[int, dict[str, Any]]) -> None:
-        """Take back the rows no thread has started: they stay undone, for the next run."""
-        while True:
-            try:
-                job = self.jobs.get_nowait()
-            except queue.Empty:
-                return
-            if job is not None:
-                in_flight.pop(job[0], None)
-
-    def close(self) -> None:
-        """Let the threads end once their current row is done."""
-        for _ in self.threads:
-            self.jobs.put(None)
 
 
 def run_batch(
