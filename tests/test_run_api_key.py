@@ -114,15 +114,15 @@ def test_a_server_that_wants_a_key_says_so_once(
     argv += ["--api-base", server.base_url, "--transport", transport, "--concurrency", "1"]
     assert main(argv) == 2
     captured = capsys.readouterr()
-    # Five rows failed alike, then the run stopped: not forty errors. (The row queued for
-    # the worker when the fifth failed may have been sent as well.)
+    # The key is every row's: the first row's refusal stopped the run, not forty errors. (The
+    # row queued for the worker when it failed may have been sent as well.)
     sent = len(server.requests)
-    assert sent in (5, 6)
+    assert sent in (1, 2)
     assert captured.out.startswith("0 rows predicted, 0 already in")
     error, hint = captured.err.splitlines()
     assert error.startswith(
-        "structio: error: stopped after 5 rows in a row failed with the same error, so the "
-        "rest would fail too: AuthenticationError: openai/llama3.2 (provider openai): "
+        "structio: error: stopped at the first failed row: its error is in the settings every "
+        "row uses: AuthenticationError: openai/llama3.2 (provider openai): "
         "authentication failed"
     )
     assert "Missing bearer token" in error

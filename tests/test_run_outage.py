@@ -228,7 +228,7 @@ def test_an_outage_longer_than_the_budget_stops_the_run_with_what_to_do(
         (404, "The model `m` does not exist", "BadRequestError"),
     ],
 )
-def test_a_refused_key_or_an_unknown_model_stops_without_a_pause(
+def test_a_refused_key_or_an_unknown_model_stops_at_the_first_row_without_a_pause(
     server: OpenAIServer,
     tmp_path: Path,
     clock: FakeClock,
@@ -242,9 +242,23 @@ def test_a_refused_key_or_an_unknown_model_stops_without_a_pause(
     predict = sio.Predict(SIG, lm=lm(server, num_retries=3))
     summary = run_file(predict, data, out, concurrency=1, progress=False)
     assert summary.stopped is not None
-    assert summary.stopped.startswith("stopped after 5 rows in a row failed with the same error")
+    # The key and the model are every row's: the first row's error stops the run.
+    assert summary.stopped.startswith("stopped at the first failed row")
     assert summary.stopped_by == kind
-    assert len(server.requests) in (5, 6)  # never retried, never waited out
+    assert len(server.requests) in (1, 2)  # never retried, never waited out
+    assert (clock.sleeps, pauses(records)) == (0, [])
+
+
+def test_a_400_may_be_a_rows_own_and_stops_only_five_rows_in_a_row(
+    server: OpenAIServer, tmp_path: Path, clock: FakeClock, records: pytest.LogCaptureFixture
+) -> None:
+    server.default = Reply(status=400, error_message="the content filter refused this")
+    data, out = write_rows(tmp_path / "rows.jsonl", 40), tmp_path / "preds.jsonl"
+    predict = sio.Predict(SIG, lm=lm(server, num_retries=3))
+    summary = run_file(predict, data, out, concurrency=1, progress=False)
+    assert summary.stopped is not None
+    assert summary.stopped.startswith("stopped after 5 rows in a row failed with the same error")
+    assert len(server.requests) in (5, 6)
     assert (clock.sleeps, pauses(records)) == (0, [])
 
 

@@ -85,9 +85,10 @@ as they finish, each with its DATA line). A rerun refuses (exit 2, before any ca
 output that is not its own: not a run's output, or of another signature, --model or
 --adapter, or rows whose DATA line has changed since; give another -o, or delete the file
 to start over. Failed rows are listed in PREDICTIONS.errors.jsonl and retried by the next
-run. When the same error fails
-5 rows in a row (a wrong model name, a server that is down, a rejected key), the run stops
-with that error (exit 2): fix it and rerun. Ctrl-C stops cleanly (exit 130): the calls in
+run. A wrong model name or a rejected key stops the run at the first row (exit 2), and so
+does the same error failing 5 rows in a row: fix it and rerun. A provider that is down
+(5xx, 429, no connection, timeouts) pauses the run instead, with growing waits, until it
+answers again or --max-outage has passed. Ctrl-C stops cleanly (exit 130): the calls in
 flight finish and are kept (Ctrl-C again leaves them).
 
 The API key comes from --api-key, from the variable --api-key-env names, or from the

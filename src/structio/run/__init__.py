@@ -423,11 +423,12 @@ def run_file(
         progress: Say what is happening and draw a progress line on standard error (only
             on a terminal).
         max_consecutive_errors: Stop once this many rows in a row fail with the same kind
-            of error (the same class, and the same HTTP status): an unknown model or a
-            rejected key fails every row alike. Errors that belong to one row (an answer
-            that does not parse, a prompt over the context window) never count, nor do
-            transient errors while outages are waited out. A `ConfigurationError` stops
-            the run at the first row. ``None`` never stops.
+            of error (the same class, and the same HTTP status). Errors that belong to one
+            row (an answer that does not parse, a prompt over the context window) never
+            count, nor do transient errors while outages are waited out. Errors in what
+            every row shares stop the run at the first row: a `ConfigurationError`, a
+            rejected key (`AuthenticationError`), an unknown model or endpoint (404).
+            ``None`` never stops.
         max_outage: The longest provider outage waited out, in seconds, counted from the
             first failure and begun anew by every answer. ``0`` waits out none: a
             transient error fails its row, and rows failing alike stop the run

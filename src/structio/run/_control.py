@@ -304,7 +304,7 @@ class _Streak:
             # A row given up after outages (see _ROW_OUTAGES): the provider itself is
             # waited out, so these never add up to a stop.
             return False
-        if isinstance(error, ConfigurationError):
+        if _shared(error):
             # Every row's call is made with the same settings: the first says it for all.
             self.kind, self.count, self.last = (type(error).__name__, None), 1, error
             return self.limit is not None
@@ -322,7 +322,7 @@ class _Streak:
         """Why the run stopped, and what to do."""
         error = self.last
         assert error is not None  # noqa: S101 - only asked once the streak is reached
-        if isinstance(error, ConfigurationError):
+        if _shared(error):
             return (
                 "stopped at the first failed row: its error is in the settings every row "
                 f"uses: {_error_text(error)}; fix the cause and rerun the same command (the "
@@ -333,6 +333,18 @@ class _Streak:
             f"rest would fail too: {_error_text(error)}; fix the cause and rerun the same "
             "command (the rows done are kept)"
         )
+
+
+def _shared(error: BaseException) -> bool:
+    """Whether ``error`` is in what every row's call shares: the settings, the key, the model.
+
+    A rejected key (401/403) and an unknown model or endpoint (404) fail every row alike,
+    so the first stops the run. A 400 stays on the streak rule: it may be a row's own (a
+    content filter, an image the provider cannot read).
+    """
+    return isinstance(error, (ConfigurationError, AuthenticationError)) or (
+        isinstance(error, BadRequestError) and getattr(error, "status_code", None) == 404
+    )
 
 
 class _StopFlag:
