@@ -90,7 +90,7 @@ def test_a_run_on_a_60_column_terminal_redraws_in_place_and_shows_the_retry(
     screen.feed(text)
     assert "\r" in text
     assert screen.widest < 60  # no redraw wraps on a 60-column terminal
-    assert "retry 1/3 in " in text  # the retry, on the line
+    assert "retry 1/3 after HTTP 500" in text  # the retry, on the line
     assert "after HTTP 500" in text
     assert "Traceback" not in text
     shown = [line for line in screen.shown() if line]
@@ -206,7 +206,7 @@ def test_the_retry_note_names_the_retry_and_its_cause() -> None:
         "structio", logging.WARNING, "lm.py", 1, "%s %s %s %d %.2f", ("m", "E", error, 2, 1.5), None
     )
     record.funcName = "_delay"
-    assert notes.note(record) == ("retry 2/3 in 1.5 s after HTTP 503", 3.5)
+    assert notes.note(record) == ("retry 2/3 after HTTP 503", 3.5)
     record.funcName = "_reask"
     record.args = ("Triage", 1, "ChatAdapter", "why")
     assert notes.note(record)[0] == "re-ask 1: the answer could not be used"

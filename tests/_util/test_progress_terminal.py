@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from typing import TextIO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tqdm.utils import disp_len  # type: ignore[import-untyped]
 
 from structio._util import progress as _progress
 from structio._util.progress import Progress, plain_lines
@@ -203,3 +206,23 @@ def test_say_writes_above_the_bar_on_a_terminal(terminal: Pty) -> None:
     shown = [line for line in screen.shown() if line]
     assert shown[0] == "structio: warning: something"
     assert shown[-1].startswith("Triage 1/10 ")
+
+
+@given(
+    label=st.text(min_size=1, max_size=60),
+    total=st.one_of(st.none(), st.integers(1, 10**9)),
+    done=st.integers(0, 10**6),
+    failed=st.integers(0, 10**6),
+    status=st.one_of(st.none(), st.text(max_size=80)),
+    width=st.integers(1, 200),
+)
+def test_a_line_never_exceeds_the_width_it_is_given(
+    label: str, total: int | None, done: int, failed: int, status: str | None, width: int
+) -> None:
+    bar = Progress(total, label=label, enabled=False)
+    bar.done, bar.failed = done, min(failed, done)
+    bar.status(status)
+    now = bar._start + 10.0
+    assert disp_len(bar.line(now, width=width)) <= width
+    if disp_len(bar.line(now)) <= width:
+        assert bar.line(now, width=width) == bar.line(now)  # room enough: nothing taken away

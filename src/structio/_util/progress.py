@@ -278,7 +278,9 @@ class Progress:
     def _line(self) -> Any:
         """The tqdm line that draws this bar on the terminal (made on first use)."""
         if self._bar is None:
-            self._bar = _tqdm_line(self)
+            with self._lock:  # a worker's note and the first item may come at once
+                if self._bar is None:
+                    self._bar = _tqdm_line(self)
         return self._bar
 
     def _redraw(self) -> None:

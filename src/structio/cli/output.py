@@ -100,8 +100,9 @@ class _RetryNotes(logging.Handler):
             cause = f"HTTP {status}" if status else str(kind)
             total = self.retries[0] if self.retries else None
             count = f"{attempt}/{total}" if total else f"{attempt}"
+            # Shown through the wait and a little after: the retry's own answer may be slow.
             seconds = float(wait) if isinstance(wait, (int, float)) else 0.0
-            return f"retry {count} in {seconds:.1f} s after {cause}", seconds + 2.0
+            return f"retry {count} after {cause}", seconds + 2.0
         if record.funcName == "_reask" and len(args) >= 2:
             return f"re-ask {args[1]}: the answer could not be used", progress.NOTE_HOLD
         if record.funcName == "_fallback":
