@@ -256,8 +256,8 @@ def test_every_option_with_a_default_shows_it_in_its_help() -> None:
             default = action.default
             if not action.option_strings or default in (None, False, [], argparse.SUPPRESS):
                 continue
-            if isinstance(action, argparse._VersionAction):
-                continue
+            if isinstance(action, (argparse._VersionAction, argparse._CountAction)):
+                continue  # --version; -v, whose 0 means "not given"
             assert action.help, action.option_strings
             assert f"(default: {default})" in text, (parser.prog, action.option_strings)
             checked += 1

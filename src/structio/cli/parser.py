@@ -290,8 +290,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """The examples as written, and each option's default after its help.
 
     ``(default: X)`` is added where an option has a default worth saying: not ``None``,
-    not ``False`` (a flag), not an empty list, and not already placed in the help text
-    (``%(default)s``).
+    not ``False`` (a flag), not an empty list, not a count's (-v), and not already placed
+    in the help text (``%(default)s``).
     """
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
@@ -302,6 +302,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             or default is False
             or default == []
             or default is argparse.SUPPRESS
+            or isinstance(action, argparse._CountAction)  # -v: 0 is "not given"
             or "%(default)" in text
             or not action.option_strings
         ):
