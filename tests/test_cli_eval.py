@@ -106,8 +106,15 @@ def test_pairs_are_written_and_validate(
     data, _, json_ = files
     pairs = tmp_path / "pairs.jsonl"
     args = ("--sig", SIG, "--pairs", str(pairs), "--pairs-format", "trl")
-    code, _, err = _eval(capsys, str(data), str(json_), *args)
+    code, out, err = _eval(capsys, str(data), str(json_), *args)
     assert code == 0
+    # A summary: on standard output after the table, or on standard error with --json,
+    # where standard output holds the one JSON document.
+    assert "1 preference pairs written" in out
+    assert "pairs" not in err
+    code, out, err = _eval(capsys, str(data), str(json_), *args, "--json")
+    assert code == 0
+    assert isinstance(json.loads(out), dict)
     assert "1 preference pairs written" in err
     assert set(json.loads(pairs.read_text(encoding="utf-8"))) == {"prompt", "chosen", "rejected"}
     assert main(["validate", str(pairs), "--sig", SIG]) == 0

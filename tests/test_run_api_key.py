@@ -47,7 +47,9 @@ def test_a_local_server_needs_no_key_in_the_environment(
         [
             *(sys.executable, "-m", "structio", "run", SIG, str(rows), "-o", str(out)),
             *("--model", "openai/llama3.2", "--api-base", server.base_url),
-            *("--transport", transport, "--no-cache"),
+            # -q: no progress lines (a slow litellm import can outlast their interval);
+            # warnings and errors would still show.
+            *("--transport", transport, "--no-cache", "-q"),
         ],
         capture_output=True,
         text=True,

@@ -8,6 +8,9 @@ on row after row), 130 when interrupted (Ctrl-C). Errors print as one line, ``st
 error: ...``, with any detail on the lines after it (indented); warnings as ``structio:
 warning: ...``. No input makes the command print a Python traceback: an error the command
 did not foresee (a bug) prints as one line too, says it is a bug to report, and exits 1.
+
+Results and summaries go to standard output, progress and diagnostics to standard error,
+for every command; ``-v``, ``-q`` and ``--json`` are read by `structio.cli.output`.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from typing import Any
 
 from structio._demos import checked_demos
 from structio._loading import load_signature
-from structio._util.data import jsonable
 from structio._util.files import read_jsonl, read_text
 from structio.adapters import Adapter
+from structio.cli.output import completion_script, finetune_json, print_json, run_json, shown
 from structio.cli.parser import ADAPTERS, build_parser
 from structio.exceptions import (
     DataError,
@@ -52,10 +55,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = build_parser(_COMMANDS).parse_args(argv)
+        if args.verbose and args.quiet:
+            raise _CommandLineError("-v shows more and -q less: give one of them")
         handler: Callable[[argparse.Namespace], int] = args.handler
-        return handler(args)
+        args.retries = [None]  # the model's retries, once the command knows its model
+        with shown(args, retries=args.retries):
+            return handler(args)
     except DataError as exc:
-        _error(str(exc), exc.summary.report() if exc.summary is not None else None)
+        if args is not None and args.json and exc.summary is not None:
+            print_json(finetune_json(exc.summary))  # the summary, where --json expects it
+            _error(str(exc))
+        else:
+            _error(str(exc), exc.summary.report() if exc.summary is not None else None)
         return 1
     except ParseError as exc:
         first, *detail = str(exc).splitlines()
@@ -213,18 +224,29 @@ def _error(message: str, detail: str | None = None) -> None:
 
 
 def _warn(message: str) -> None:
-    """The one way the command warns: one line on standard error."""
-    print(f"structio: warning: {_one_line(message)}", file=sys.stderr)
+    """The one way the command warns: one line on standard error (above a progress line)."""
+    from structio._util.progress import active
+
+    text = f"structio: warning: {_one_line(message)}"
+    bar = active()
+    if bar is not None and bar.enabled:
+        bar.say(text)
+    else:
+        print(text, file=sys.stderr)
 
 
 @contextlib.contextmanager
-def _library_warnings() -> Iterator[None]:
+def _library_warnings(args: argparse.Namespace) -> Iterator[None]:
     """Show the warnings structio logs (logger ``"structio"``) as the command's own.
 
     Only for commands that log a handful (finetune, validate): a run's per-row messages
-    would bury its progress line.
+    would bury its progress line. With ``-v`` every record shows already.
     """
     import logging
+
+    if args.verbose:
+        yield
+        return
 
     from structio._util.log import logger
 
@@ -339,19 +361,12 @@ def _json_argument(text: str, what: str) -> Any:
         ) from None
 
 
-def _print_json(data: Any) -> None:
-    print(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
-    # Flushed here, inside `main`, so that a closed pipe is reported there, not by Python
-    # at exit.
-    sys.stdout.flush()
-
-
 def _format(args: argparse.Namespace) -> int:
     sig = _signature(args.sig)
     inputs = _json_argument(args.inputs, "--inputs")
     if not isinstance(inputs, dict):
         raise _CommandLineError("--inputs must be a JSON object of input name to value")
-    _print_json(_adapter(args.adapter).format(sig, _checked_demos(sig, args.demos), inputs))
+    print_json(_adapter(args.adapter).format(sig, _checked_demos(sig, args.demos), inputs))
     return 0
 
 
@@ -368,7 +383,7 @@ def _parse(args: argparse.Namespace) -> int:
         ) from None
     except ValueError as exc:  # a reading the parser let through, e.g. a 5,000-digit number
         raise DataError(f"the completion cannot be read: {_one_line(str(exc))}") from None
-    _print_json(values)
+    print_json(values)
     return 0
 
 
@@ -442,7 +457,7 @@ def _finetune(args: argparse.Namespace) -> int:
     sig = _signature(args.sig)
     adapter = _finetune_adapter(args.adapter)
     _check_output(args.output, data=args.data, demos=args.demos)
-    with _library_warnings():
+    with _library_warnings(args):
         try:
             summary = write_jsonl(
                 sig,
@@ -455,7 +470,7 @@ def _finetune(args: argparse.Namespace) -> int:
                 model=args.model,
                 training_price=args.training_price,
                 epochs=args.epochs,
-                progress=True,
+                progress=not args.quiet,
             )
         except DataError as exc:
             if exc.summary is None or not exc.summary.problem_count:
@@ -463,8 +478,16 @@ def _finetune(args: argparse.Namespace) -> int:
             # The same error in the command's words: its flag, not write_jsonl's argument.
             message = nothing_written(exc.summary, args.output, "--skip-invalid")
             raise DataError(message, problems=exc.problems, summary=exc.summary) from None
-    _print_report(summary.report())
+    _print_summary(args, summary)
     return 1 if summary.problem_count else 0
+
+
+def _print_summary(args: argparse.Namespace, summary: Any) -> None:
+    """A finetune or validate summary on standard output: as JSON with ``--json``."""
+    if args.json:
+        print_json(finetune_json(summary))
+    else:
+        _print_report(summary.report())
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -475,16 +498,16 @@ def _validate(args: argparse.Namespace) -> int:
             "--adapter checks each row against a signature's format: pass --sig too"
         )
     adapter = _finetune_adapter(args.adapter)
-    with _library_warnings():
+    with _library_warnings(args):
         summary = validate(
             args.file,
             signature=_signature(args.sig) if args.sig else None,
             adapter=adapter,
             max_tokens=args.max_tokens,
             model=args.model,
-            progress=True,
+            progress=not args.quiet,
         )
-    _print_report(summary.report())
+    _print_summary(args, summary)
     return 1 if summary.problem_count else 0
 
 
@@ -538,9 +561,11 @@ def _run(args: argparse.Namespace) -> int:
 
     sig = _signature(args.sig)
     _check_output(args.output, data=args.data, demos=args.demos)
+    lm = LM(args.model, **_lm_options(args))
+    args.retries[0] = lm.num_retries  # for the progress line's notes: retry 2/3
     predict = Predict(
         sig,
-        lm=LM(args.model, **_lm_options(args)),
+        lm=lm,
         adapter=_adapter(args.adapter),
         demos=_checked_demos(sig, args.demos),
         confidence=args.confidence,
@@ -554,6 +579,7 @@ def _run(args: argparse.Namespace) -> int:
             args.output,
             poll_interval=args.poll_interval,
             max_requests=args.batch_size,
+            progress=not args.quiet,
         )
     else:
         summary = run_file(
@@ -562,8 +588,12 @@ def _run(args: argparse.Namespace) -> int:
             args.output,
             concurrency=args.concurrency,
             max_outage=args.max_outage,
+            progress=not args.quiet,
         )
-    _print_report(summary.report())
+    if args.json:
+        print_json(run_json(summary))
+    else:
+        _print_report(summary.report())
     if summary.interrupted:
         _error(f"interrupted; rerun the same command to do the rest ({args.output})")
         return 130
@@ -591,8 +621,13 @@ def _eval(args: argparse.Namespace) -> int:
     from structio.cli.evaluation import evaluation_command  # loads the evaluation package
 
     signature = _signature(args.sig) if args.sig else None
-    with _library_warnings():  # unreadable data rows: a handful of lines at most
+    with _library_warnings(args):  # unreadable data rows: a handful of lines at most
         return evaluation_command(args, signature, _adapter(args.adapter))
+
+
+def _completion(args: argparse.Namespace) -> int:
+    _print_report(completion_script(build_parser(_COMMANDS), args.shell).rstrip("\n"))
+    return 0
 
 
 _COMMANDS = {
@@ -602,4 +637,5 @@ _COMMANDS = {
     "validate": _validate,
     "run": _run,
     "eval": _eval,
+    "completion": _completion,
 }

@@ -80,7 +80,7 @@ def evaluation_command(
         signature=sig,
         metrics=metrics,
         tolerance=args.tolerance,
-        progress=True,
+        progress=not args.quiet,
     )
     summaries = [result.summary() for result in results]
     if args.json:
@@ -94,7 +94,8 @@ def evaluation_command(
             handle.write(page)
 
         atomic_write(Path(args.html), write, what="the report")
-        print(f"report written to {args.html}", file=sys.stderr)
+        if not args.quiet:  # a note: the figures are on standard output
+            print(f"report written to {args.html}", file=sys.stderr)
     if args.pairs is not None and sig is not None:
         summary = write_pairs(
             sig,
@@ -106,7 +107,10 @@ def evaluation_command(
             metrics=metrics,
             tolerance=args.tolerance,
         )
-        print(summary.report(), file=sys.stderr)
+        # A summary, on standard output after the table; with --json, standard output
+        # holds the one JSON document, and this goes with the diagnostics.
+        print(summary.report(), file=sys.stderr if args.json else sys.stdout)
+        sys.stdout.flush()
     return 0
 
 
