@@ -372,7 +372,6 @@ def test_the_progress_status_is_drawn_after_the_counts_and_cleared() -> None:
     bar.close()
 
 
-
 def test_an_endless_budget_says_so(
     server: OpenAIServer, tmp_path: Path, clock: FakeClock, records: pytest.LogCaptureFixture
 ) -> None:
