@@ -62,7 +62,14 @@ from structio.parsing.stream import (
     Reread,
     StreamEvent,
 )
-from structio.predict import ChainOfThought, Predict, Prediction, PredictionMeta
+from structio.predict import (
+    ChainOfThought,
+    Module,
+    Parallel,
+    Predict,
+    Prediction,
+    PredictionMeta,
+)
 from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.rendering.prompt import Part, Prompt
@@ -87,6 +94,17 @@ _LAZY = {
     "ToolCall": "structio.tools",
     "ToolCalls": "structio.tools",
 }
+
+# DSPy's modules that loop on their own, not in `__all__`: constructing one raises a
+# UsageError that says what to write instead.
+_DSPY_REFUSED = (
+    "ReAct",
+    "CodeAct",
+    "ProgramOfThought",
+    "Refine",
+    "BestOfN",
+    "MultiChainComparison",
+)
 
 # Names that were public here and now live in their subpackages: still importable from
 # structio (loaded when first named), no longer in `__all__`. Import them from their home.
@@ -132,6 +150,8 @@ def __getattr__(name: str) -> object:
         value.__module__ = "structio"
         globals()[name] = value
         return value
+    if name in _DSPY_REFUSED:
+        return getattr(importlib.import_module("structio.predict.module"), name)
     if name in _MOVED:
         module, attribute = _MOVED[name]
         return getattr(importlib.import_module(module), attribute)
@@ -172,9 +192,11 @@ __all__ = [
     "LMError",
     "LMTimeoutError",
     "MediaError",
+    "Module",
     "NumberedDict",
     "NumberedList",
     "OutputField",
+    "Parallel",
     "ParseError",
     "Part",
     "Predict",

@@ -10,7 +10,12 @@ from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import set_constrain, with_grammar
 from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, chat_rules
-from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
+from structio.adapters.hooks import (
+    ModelCapabilities,
+    hook,
+    native_tools_option,
+    set_native_options,
+)
 from structio.adapters.json_adapter import JSONAdapter, output_schema
 from structio.grammar import Grammar
 from structio.parsing.found import PromptText
@@ -47,6 +52,7 @@ class ChatAdapter(Adapter):
         native_tools: bool | None = None,
         native_reasoning: bool | None = None,
         constrain: bool | None = None,
+        use_native_function_calling: bool | None = None,
     ) -> None:
         """Create a ChatAdapter.
 
@@ -70,10 +76,12 @@ class ChatAdapter(Adapter):
                 ``False`` never, ``None`` (default) as `constrain_default` says (not
                 constrained: on a real small model free decoding was as right, and
                 cheaper; README "Local models"). Hosted models are never sent a grammar.
+            use_native_function_calling: DSPy's name for ``native_tools``.
         """
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")
         self.fallback = fallback
+        native_tools = native_tools_option(native_tools, use_native_function_calling)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
 

@@ -57,6 +57,21 @@ class Reading(NamedTuple):
     open_fields: frozenset[str] = frozenset()
 
 
+def native_tools_option(
+    native_tools: bool | None, use_native_function_calling: bool | None
+) -> bool | None:
+    """``native_tools``, also given by DSPy's name for it, ``use_native_function_calling``.
+
+    Raises:
+        ValueError: Both are given.
+    """
+    if use_native_function_calling is None:
+        return native_tools
+    if native_tools is not None:
+        raise ValueError("give native_tools or use_native_function_calling (DSPy's name), not both")
+    return use_native_function_calling
+
+
 def set_native_options(
     adapter: object, native_tools: bool | None, native_reasoning: bool | None
 ) -> None:

@@ -13,7 +13,12 @@ from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import choice, set_constrain, with_schema
 from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, json_rules
-from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
+from structio.adapters.hooks import (
+    ModelCapabilities,
+    hook,
+    native_tools_option,
+    set_native_options,
+)
 from structio.exceptions import ConfigurationError
 from structio.grammar import Grammar
 from structio.parsing.found import PromptText
@@ -59,6 +64,7 @@ class JSONAdapter(Adapter):
         native_tools: bool | None = None,
         native_reasoning: bool | None = None,
         constrain: bool | None = None,
+        use_native_function_calling: bool | None = None,
     ) -> None:
         """Create a JSONAdapter.
 
@@ -73,7 +79,9 @@ class JSONAdapter(Adapter):
                 (default): on a local server as `constrain_default` says (not
                 constrained: measured better on a real small model), on a hosted model
                 whenever its profile takes schemas.
+            use_native_function_calling: DSPy's name for ``native_tools``.
         """
+        native_tools = native_tools_option(native_tools, use_native_function_calling)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
 

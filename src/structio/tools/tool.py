@@ -86,6 +86,7 @@ class Tool:
         func: The function, sync or async.
         name: The name the model calls it by; defaults to the function's ``__name__``.
         description: What it does; defaults to the docstring as written (empty if none).
+        desc: The same, by DSPy's name (``Tool(f, desc="...")``); give one or the other.
 
     Raises:
         UsageError: The function cannot be a tool: a parameter that cannot be passed by
@@ -109,7 +110,12 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
+        desc: str | None = None,
     ) -> None:
+        if desc is not None:  # DSPy's keyword for the description
+            if description is not None:
+                raise UsageError("give the tool's description once: description= or desc=")
+            description = desc
         if isinstance(func, Tool):
             raise UsageError(f"{func!r} is already a Tool; pass its function (tool.func)")
         if not callable(func):
@@ -224,6 +230,11 @@ class Tool:
     @property
     def description(self) -> str:
         """What the tool does (empty when the function has no docstring)."""
+        return self._description
+
+    @property
+    def desc(self) -> str:
+        """The description, by DSPy's name for it (``tool.desc``)."""
         return self._description
 
     @property
