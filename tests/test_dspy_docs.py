@@ -49,7 +49,9 @@ DEPENDS_ON_DSPYSET = {
     "tools_async_sync_conversion": "allow_tool_async_sync_conversion",
 }
 
-PROGRAMS = sorted(p.stem for p in DOCS.glob("*.py") if p.stem not in ("server", "__init__"))
+# The folder's modules that are not programs: the server, the DSPy runner, the package.
+HELPERS = ("server", "run_with_dspy", "__init__")
+PROGRAMS = sorted(p.stem for p in DOCS.glob("*.py") if p.stem not in HELPERS)
 # The share of the corpus that runs unchanged: the goal of issue 36.
 TARGET_SHARE = 0.9
 

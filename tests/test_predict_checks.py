@@ -162,7 +162,11 @@ def test_dspy_set_lm_and_get_lm() -> None:
 
 @pytest.mark.parametrize(
     ("name", "instead"),
-    [("reset", "predict.demos = []"), ("dump_state", "to_dict"), ("load_state", "from_dict")],
+    [
+        ("named_parameters", "named_predictors()"),
+        ("inspect_history", "structio.inspect_history"),
+        ("map_named_predictors", "named_predictors()"),
+    ],
 )
 def test_dspy_module_methods_point_to_structios_way(name: str, instead: str) -> None:
     predict = sio.Predict("question -> answer")

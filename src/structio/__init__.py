@@ -105,6 +105,19 @@ _DSPY_REFUSED = (
     "BestOfN",
     "MultiChainComparison",
 )
+# DSPy's names for structio's own, not in `__all__` (`dspy.AdapterParseError` is ParseError).
+_DSPY_ALIASES = {
+    "AdapterParseError": ("structio.exceptions", "ParseError"),
+    "LMRateLimitError": ("structio.exceptions", "RateLimitError"),
+    "Completions": ("structio.predict", "Completions"),
+}
+# DSPy's names with no structio counterpart: the AttributeError says what to write.
+_DSPY_INSTEAD = {
+    "load": "structio saves prompts as data, not pickled programs: structio.Predict.load(path)",
+    "TwoStepAdapter": "for a model that writes poor structure, use a JSONAdapter (schema-"
+    "constrained where the model takes one) or Predict(..., max_retries=2)",
+    "ensure_signature": "structio.Signature('question -> answer') makes a signature class",
+}
 
 # Names that were public here and now live in their subpackages: still importable from
 # structio (loaded when first named), no longer in `__all__`. Import them from their home.
@@ -152,6 +165,11 @@ def __getattr__(name: str) -> object:
         return value
     if name in _DSPY_REFUSED:
         return getattr(importlib.import_module("structio.predict.module"), name)
+    if name in _DSPY_ALIASES:
+        module, attribute = _DSPY_ALIASES[name]
+        return getattr(importlib.import_module(module), attribute)
+    if name in _DSPY_INSTEAD:
+        raise AttributeError(f"structio has no {name!r} (DSPy's): {_DSPY_INSTEAD[name]}")
     if name in _MOVED:
         module, attribute = _MOVED[name]
         return getattr(importlib.import_module(module), attribute)

@@ -23,8 +23,8 @@ DOCS = Path(__file__).parent
 
 def main() -> int:
     """Run every program under DSPy; print each outcome and the share that runs."""
-    programs = sorted(p for p in DOCS.glob("*.py") if not p.stem.startswith(("_", "run_")))
-    programs = [p for p in programs if p.stem != "server"]
+    helpers = ("server", "run_with_dspy", "__init__")
+    programs = sorted(p for p in DOCS.glob("*.py") if p.stem not in helpers)
     runs = 0
     with FormatServer() as server, tempfile.TemporaryDirectory() as tmp:
         for program in programs:

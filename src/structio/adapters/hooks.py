@@ -6,13 +6,24 @@ ask of a model (its `ModelProfile`); `Reading` is a parsed completion.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+
+from structio.exceptions import ConfigurationError
 
 if TYPE_CHECKING:
     from structio.lm.profile import ModelProfile
 
-__all__ = ["NONE_OPEN", "Message", "ModelCapabilities", "Reading", "hook", "set_native_options"]
+__all__ = [
+    "NONE_OPEN",
+    "Message",
+    "ModelCapabilities",
+    "Reading",
+    "hook",
+    "native_tools_option",
+    "refuse_callbacks",
+    "set_native_options",
+]
 
 Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -70,6 +81,19 @@ def native_tools_option(
     if native_tools is not None:
         raise ValueError("give native_tools or use_native_function_calling (DSPy's name), not both")
     return use_native_function_calling
+
+
+def refuse_callbacks(callbacks: Sequence[Any] | None) -> None:
+    """Refuse DSPy's per-adapter ``callbacks=`` (none given is fine), saying structio's way.
+
+    Raises:
+        ConfigurationError: Callbacks were given.
+    """
+    if callbacks:
+        raise ConfigurationError(
+            "structio's adapters take no callbacks: pass them to every call with "
+            "structio.configure(callbacks=[...]) or structio.context(callbacks=[...])"
+        )
 
 
 def set_native_options(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -17,6 +17,7 @@ from structio.adapters.hooks import (
     ModelCapabilities,
     hook,
     native_tools_option,
+    refuse_callbacks,
     set_native_options,
 )
 from structio.exceptions import ConfigurationError
@@ -65,6 +66,7 @@ class JSONAdapter(Adapter):
         native_reasoning: bool | None = None,
         constrain: bool | None = None,
         use_native_function_calling: bool | None = None,
+        callbacks: Sequence[Any] | None = None,
     ) -> None:
         """Create a JSONAdapter.
 
@@ -80,7 +82,10 @@ class JSONAdapter(Adapter):
                 constrained: measured better on a real small model), on a hosted model
                 whenever its profile takes schemas.
             use_native_function_calling: DSPy's name for ``native_tools``.
+            callbacks: DSPy's per-adapter callbacks: none, or a `ConfigurationError`
+                (structio's are ``structio.configure(callbacks=[...])``).
         """
+        refuse_callbacks(callbacks)
         native_tools = native_tools_option(native_tools, use_native_function_calling)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from structio.example import Example
 from structio.exceptions import UsageError
+from structio.predict.saving import load_data_into
 
 __all__ = [
     "DSPY_INSTEAD",
@@ -26,6 +27,7 @@ __all__ = [
     "Module",
     "MultiChainComparison",
     "Parallel",
+    "PredictorModule",
     "ProgramOfThought",
     "ReAct",
     "Refine",
@@ -33,9 +35,6 @@ __all__ = [
 
 # DSPy's module methods structio has another way to do: ``predict.<name>`` says which.
 DSPY_INSTEAD = {
-    "reset": "predict.demos = []",
-    "dump_state": "predict.to_dict() (and Predict.from_dict(data)), or predict.save(path)",
-    "load_state": "Predict.from_dict(data), or predict.load(path)",
     "named_parameters": "predict.named_predictors()",
     "inspect_history": "structio.inspect_history(n)",
     "map_named_predictors": "for name, p in program.named_predictors(): ...",
@@ -121,6 +120,45 @@ class Module:
         for predictor in copied.predictors():
             predictor.demos = []
         return copied
+
+
+class PredictorModule(Module):
+    """DSPy's methods of one predictor (``dspy.Predict``), for `Predict` to inherit."""
+
+    _is_predictor = True
+
+    def reset(self) -> None:
+        """Forget the demos and the predictor's own LM, as DSPy's ``Predict.reset``."""
+        predict: Any = self
+        predict.demos = []
+        predict.lm = None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The request parameters of every call: DSPy's name for ``params``."""
+        return self._params()
+
+    def get_config(self) -> dict[str, Any]:
+        """The request parameters of every call (DSPy's name; structio's ``params``)."""
+        return self._params()
+
+    def update_config(self, **params: Any) -> None:
+        """Add or change request parameters of every call (DSPy's name)."""
+        predict: Any = self
+        predict.params = {**predict.params, **params}
+
+    def dump_state(self) -> dict[str, Any]:
+        """The predictor as data: DSPy's name for ``to_dict()``."""
+        predict: Any = self
+        return dict(predict.to_dict())
+
+    def load_state(self, state: Mapping[str, Any]) -> Any:
+        """Put data `dump_state` made into this predictor (DSPy's name); returns it."""
+        return load_data_into(self, state, "the state")  # type: ignore[type-var]
+
+    def _params(self) -> dict[str, Any]:
+        predict: Any = self
+        return dict(predict.params)
 
 
 def _walk(attrs: Mapping[Any, Any], prefix: str, seen: set[int]) -> Iterator[tuple[str, Any]]:

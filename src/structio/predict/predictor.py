@@ -28,7 +28,7 @@ from structio.predict.inputs import (
     not_a_dict,
     prediction_inputs,
 )
-from structio.predict.module import DSPY_INSTEAD, Module
+from structio.predict.module import DSPY_INSTEAD, PredictorModule
 from structio.predict.prediction import (
     Prediction,
     apredictions,
@@ -79,7 +79,7 @@ def check_outputs(signature: type[Signature], who: str) -> None:
         raise refused
 
 
-class Predict(Module):
+class Predict(PredictorModule):
     """Call a model with a signature: ``Predict(sig, lm=lm)(question="...")``.
 
     Args:
@@ -119,8 +119,6 @@ class Predict(Module):
     When the provider says the prompt exceeds the context window, the history is cut to the
     model's input limit and the request is sent once more; ``prediction.truncation`` says so.
     """
-
-    _is_predictor = True
 
     def __init__(
         self,

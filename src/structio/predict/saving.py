@@ -39,6 +39,7 @@ __all__ = [
     "NAME_PATTERN",
     "check_name",
     "from_data",
+    "load_data_into",
     "load_into",
     "prompt_data",
     "read_saved",
@@ -359,11 +360,32 @@ def load_into(
     trust_types: bool,
 ) -> _P:
     """``predictor.load(path)``: the file's prompt put into this predictor (see `load`)."""
-    data = read_saved(pathlib.Path(path))
-    mine, theirs = _field_names(predict.signature), _saved_field_names(data["signature"])
+    return load_data_into(
+        predict,
+        read_saved(pathlib.Path(path)),
+        repr(str(path)),
+        lm=lm,
+        trust_endpoint=trust_endpoint,
+        allowed_modules=allowed_modules,
+        trust_types=trust_types,
+    )
+
+
+def load_data_into(
+    predict: _P,
+    data: Mapping[str, Any],
+    where: str,
+    *,
+    lm: BaseLM | None = None,
+    trust_endpoint: bool = False,
+    allowed_modules: Iterable[str] | None = None,
+    trust_types: bool = False,
+) -> _P:
+    """A saved prompt's data (`to_dict`) put into this predictor; ``where`` names it."""
+    mine, theirs = _field_names(predict.signature), _saved_field_names(data.get("signature"))
     if theirs is not None and mine != theirs:
         raise ConfigurationError(
-            f"{str(path)!r} holds a prompt for {_spec(theirs)}, not for this "
+            f"{where} holds a prompt for {_spec(theirs)}, not for this "
             f"{type(predict).__name__}'s {_spec(mine)}; {_load_advice(type(predict), data)}"
         )
     # Checked first, as the constructor would: the instance is left as it was if it fails.

@@ -263,6 +263,16 @@ class ToolCalls(BaseModel):
         """
         return self._reasoning_items
 
+    @classmethod
+    def from_dict_list(cls, tool_calls_dicts: Sequence[Mapping[str, Any]]) -> ToolCalls:
+        """Calls from a list of ``{"name": ..., "args": ...}`` dicts (DSPy's name)."""
+        return cls(list(tool_calls_dicts))
+
+    @classmethod
+    def description(cls) -> str:
+        """How a model is told to write tool calls (DSPy's ``ToolCalls.description()``)."""
+        return cls.prompt_description()
+
     def __init__(self, tool_calls: Any = None, /, **data: Any) -> None:
         if tool_calls is not None:
             if "tool_calls" in data:
@@ -527,3 +537,7 @@ def _reason(error: Any) -> str:
 
 def _keys(names: Sequence[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
+
+
+# DSPy's spelling of the call type, ``dspy.ToolCalls.ToolCall(name=..., args=...)``.
+ToolCalls.ToolCall = ToolCall  # type: ignore[attr-defined]
