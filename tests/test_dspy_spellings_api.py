@@ -79,7 +79,11 @@ def test_dspy_names_alias_or_say_what_to_write() -> None:
     assert dspy.AdapterParseError is dspy.ParseError
     assert dspy.LMRateLimitError is dspy.RateLimitError
     assert dspy.Completions is dspy.predict.Completions
-    for name, hint in [("load", "Predict.load"), ("TwoStepAdapter", "JSONAdapter")]:
+    for name, hint in [
+        ("load", "Predict.load"),
+        ("TwoStepAdapter", "JSONAdapter"),
+        ("Code", "str"),
+    ]:
         with pytest.raises(AttributeError, match=hint):
             getattr(dspy, name)
     assert not hasattr(dspy, "TwoStepAdapter")

@@ -109,9 +109,11 @@ def test_parallel_runs_pairs_in_order() -> None:
     assert all(isinstance(r, dspy.Prediction) for r in results)
 
 
-@pytest.mark.parametrize("name", ["ReAct", "CodeAct", "ProgramOfThought", "Refine", "BestOfN"])
+@pytest.mark.parametrize(
+    "name", ["ReAct", "CodeAct", "ProgramOfThought", "Refine", "MultiChainComparison"]
+)
 def test_looping_modules_are_refused_naming_structios_way(name: str) -> None:
-    with pytest.raises(UsageError, match=rf"structio has no {name}: .*(ToolCalls|Predict)"):
+    with pytest.raises(UsageError, match=rf"structio has no {name}: .*(ToolCalls|Predict|BestOfN)"):
         getattr(dspy, name)("question -> answer", tools=[weather])
 
 
@@ -121,3 +123,38 @@ def test_use_native_function_calling_is_native_tools(adapter: type) -> None:
     assert adapter(use_native_function_calling=True).native_tools is True
     with pytest.raises(ValueError, match="not both"):
         adapter(native_tools=True, use_native_function_calling=True)
+
+
+def test_best_of_n_stops_at_the_threshold_and_samples_uncached() -> None:
+    lm = FakeLM(
+        [
+            {"reasoning": "r", "answer": "Brussels, Belgium"},
+            {"reasoning": "r", "answer": "Brussels"},
+        ]
+    )
+    qa = dspy.ChainOfThought("question -> answer", lm=lm)
+
+    def one_word(args: dict[str, object], pred: dspy.Prediction) -> float:
+        assert args == {"question": "Capital of Belgium?"}
+        return 1.0 if len(pred.answer.split()) == 1 else 0.0
+
+    best = dspy.BestOfN(module=qa, N=3, reward_fn=one_word, threshold=1.0)
+    assert best(question="Capital of Belgium?").answer == "Brussels"
+    assert len(lm.calls) == 2
+    assert lm.calls[0].params["temperature"] == 1.0
+    assert qa.params == {}  # the attempts ran on copies
+
+
+def test_best_of_n_keeps_the_best_and_counts_failures() -> None:
+    def shortest(_: object, pred: dspy.Prediction) -> float:
+        return -len(pred.answer)
+
+    def predict(lm: FakeLM) -> dspy.Predict:
+        return dspy.Predict("q -> answer", lm=lm, adapter=dspy.ChatAdapter(fallback=None))
+
+    lm = FakeLM([{"answer": "a b"}, "unreadable", {"answer": "a b c"}])
+    assert dspy.BestOfN(predict(lm), 3, shortest, 0)(q="x").answer == "a b"
+    assert len(lm.calls) == 3
+    strict = dspy.BestOfN(predict(FakeLM(["?"])), 2, shortest, 0, fail_count=0)
+    with pytest.raises(dspy.ParseError):
+        strict(q="x")

@@ -102,7 +102,6 @@ _DSPY_REFUSED = (
     "CodeAct",
     "ProgramOfThought",
     "Refine",
-    "BestOfN",
     "MultiChainComparison",
 )
 # DSPy's names for structio's own, not in `__all__` (`dspy.AdapterParseError` is ParseError).
@@ -110,6 +109,7 @@ _DSPY_ALIASES = {
     "AdapterParseError": ("structio.exceptions", "ParseError"),
     "LMRateLimitError": ("structio.exceptions", "RateLimitError"),
     "Completions": ("structio.predict", "Completions"),
+    "BestOfN": ("structio.predict.module", "BestOfN"),
 }
 # DSPy's names with no structio counterpart: the AttributeError says what to write.
 _DSPY_INSTEAD = {
@@ -117,6 +117,7 @@ _DSPY_INSTEAD = {
     "TwoStepAdapter": "for a model that writes poor structure, use a JSONAdapter (schema-"
     "constrained where the model takes one) or Predict(..., max_retries=2)",
     "ensure_signature": "structio.Signature('question -> answer') makes a signature class",
+    "Code": "declare the code as a str output and name the language in its desc",
 }
 
 # Names that were public here and now live in their subpackages: still importable from

@@ -9,11 +9,9 @@ subclasses ``dspy.Module`` runs unchanged. DSPy's modules that run a loop of the
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import copy
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from structio.example import Example
@@ -74,14 +72,14 @@ class Module:
         raise UsageError(f"{type(self).__name__} must define forward(self, ...) to be called")
 
     async def acall(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the program asynchronously: its ``aforward``, else ``forward`` in a thread."""
-        if type(self).aforward is not Module.aforward:
-            return await self.aforward(*args, **kwargs)
-        context = contextvars.copy_context()  # the caller's `structio.context` holds there
-        return await asyncio.to_thread(context.run, self.forward, *args, **kwargs)
+        """Run the program asynchronously: its ``aforward`` (by default ``forward`` in a thread)."""
+        return await self.aforward(*args, **kwargs)
 
     async def aforward(self, *args: Any, **kwargs: Any) -> Any:
         """The asynchronous ``forward``; by default ``forward`` runs in a thread."""
+        import asyncio  # here: asyncio imports logging, which `import structio` never loads
+
+        # to_thread copies the context: the caller's `structio.context` holds in the thread.
         return await asyncio.to_thread(self.forward, *args, **kwargs)
 
     def named_predictors(self) -> list[tuple[str, Any]]:
@@ -221,6 +219,8 @@ class Parallel:
                     raise
                 return None
 
+        from concurrent.futures import ThreadPoolExecutor  # its import loads logging
+
         workers = num_threads or self.num_threads
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(contextvars.copy_context().run, run, p) for p in exec_pairs]
@@ -265,9 +265,9 @@ class ProgramOfThought(_Refused):
 
 
 _NO_SAMPLING = (
-    "call the predictor several times (or with n=) and pick with your reward in Python, "
-    "e.g. max((predict(**inputs) for _ in range(3)), key=reward); unreadable answers are "
-    "re-asked with Predict(..., max_retries=2)"
+    "it writes no feedback between attempts. structio.BestOfN(module, N, reward_fn, "
+    "threshold) keeps the best of N attempts; unreadable answers are re-asked with "
+    "Predict(..., max_retries=2)"
 )
 
 
@@ -277,13 +277,73 @@ class Refine(_Refused):
     instead = _NO_SAMPLING
 
 
-class BestOfN(_Refused):
-    """DSPy's best-of-N sampling module: refused (see the message)."""
+class BestOfN(Module):
+    """Run a program up to ``N`` times and keep the best answer (DSPy's ``BestOfN``).
 
-    instead = _NO_SAMPLING
+    Each attempt runs a copy of the program whose predictors sample at temperature 1.0,
+    uncached (DSPy gives each attempt its own ``rollout_id`` instead), and is scored by
+    ``reward_fn(inputs, prediction)``; the first to reach ``threshold`` is returned, else
+    the best. An attempt that raises counts against ``fail_count`` (default ``N``): past
+    it, the error is raised.
+
+    Args:
+        module: The program (a `Predict`, or a `Module` holding predictors).
+        N: Attempts at most.
+        reward_fn: The score of one attempt, ``reward_fn(inputs_dict, prediction)``.
+        threshold: A score that ends the search.
+        fail_count: Failed attempts tolerated.
+    """
+
+    def __init__(
+        self,
+        module: Module,
+        N: int,  # noqa: N803 - DSPy's keyword
+        reward_fn: Callable[[dict[str, Any], Any], float],
+        threshold: float,
+        fail_count: int | None = None,
+    ) -> None:
+        if not isinstance(module, Module):
+            raise UsageError(f"BestOfN runs a Predict or a Module, not {type(module).__name__}")
+        self.module = module
+        self.N = N
+        self.reward_fn = reward_fn
+        self.threshold = threshold
+        self.fail_count = N if fail_count is None else fail_count
+
+    def named_predictors(self) -> list[tuple[str, Any]]:
+        """The program's predictors, named as in the program."""
+        return self.module.named_predictors()
+
+    def forward(self, **kwargs: Any) -> Any:
+        """The first attempt that reaches the threshold, else the best one."""
+        best, best_reward, failures = None, -float("inf"), 0
+        for _ in range(self.N):
+            # A copy of the program that shares its LMs (their clients, cache and history).
+            shared = {id(p.lm): p.lm for p in self.module.predictors() if p.lm is not None}
+            attempt = copy.deepcopy(self.module, memo=shared)
+            for predictor in attempt.predictors():
+                predictor.params = {**predictor.params, "temperature": 1.0, "cache": False}
+            try:
+                prediction = attempt(**kwargs)
+                reward = self.reward_fn(kwargs, prediction)
+            except Exception:
+                failures += 1
+                if failures > self.fail_count:
+                    raise
+                continue
+            if reward > best_reward:
+                best, best_reward = prediction, reward
+            if reward >= self.threshold:
+                break
+        if best is None:
+            raise UsageError(f"BestOfN: all {self.N} attempts failed")
+        return best
 
 
 class MultiChainComparison(_Refused):
     """DSPy's comparison of several reasoning chains: refused (see the message)."""
 
-    instead = _NO_SAMPLING
+    instead = (
+        "call the predictor several times (or structio.BestOfN) and compare the answers "
+        "in Python, or with a Predict that takes them as an input"
+    )
