@@ -4,7 +4,8 @@ Usage, from the repository root, with a Python that has DSPy installed:
 
     PYTHONPATH=. /path/to/dspy-venv/bin/python -m tests.dspy_docs.run_with_dspy
 
-Each program runs with ``import structio as dspy`` changed back to ``import dspy``, in its
+Each program runs with ``import structio as dspy`` changed back to ``import dspy`` (and
+``from structio import`` to ``from dspy import``), in its
 own folder and home, and its outcome is printed beside what structio's test expects.
 """
 
@@ -31,7 +32,8 @@ def main() -> int:
             folder = Path(tmp) / program.stem
             folder.mkdir()
             script = folder / "program.py"
-            script.write_text(program.read_text().replace("import structio as dspy", "import dspy"))
+            text = program.read_text().replace("import structio as dspy", "import dspy")
+            script.write_text(text.replace("from structio import", "from dspy import"))
             env = {
                 **os.environ,
                 "OPENAI_API_BASE": server.base,
