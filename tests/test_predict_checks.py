@@ -162,11 +162,15 @@ def test_dspy_set_lm_and_get_lm() -> None:
 
 @pytest.mark.parametrize(
     ("name", "instead"),
-    [("forward", "predict(**inputs)"), ("reset", "predict.demos = []"), ("dump_state", "to_dict")],
+    [
+        ("named_parameters", "named_predictors()"),
+        ("inspect_history", "structio.inspect_history"),
+        ("map_named_predictors", "named_predictors()"),
+    ],
 )
 def test_dspy_module_methods_point_to_structios_way(name: str, instead: str) -> None:
     predict = sio.Predict("question -> answer")
-    with pytest.raises(AttributeError, match="structio has no Module") as info:
+    with pytest.raises(AttributeError, match="DSPy's Module has it") as info:
         getattr(predict, name)
     assert instead in str(info.value)
     with pytest.raises(AttributeError, match="'Predict' object has no attribute 'nonsense'"):

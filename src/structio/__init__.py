@@ -62,7 +62,14 @@ from structio.parsing.stream import (
     Reread,
     StreamEvent,
 )
-from structio.predict import ChainOfThought, Predict, Prediction, PredictionMeta
+from structio.predict import (
+    ChainOfThought,
+    Module,
+    Parallel,
+    Predict,
+    Prediction,
+    PredictionMeta,
+)
 from structio.reasoning import Reasoning
 from structio.rendering.formatting import BulletedDict, BulletedList, NumberedDict, NumberedList
 from structio.rendering.prompt import Part, Prompt
@@ -90,6 +97,31 @@ _LAZY = {
     "asyncify": "structio._asyncify",
     "configure_cache": "structio.lm.cache",
     "streamify": "structio.streaming",
+}
+
+# DSPy's modules that loop on their own, not in `__all__`: constructing one raises a
+# UsageError that says what to write instead.
+_DSPY_REFUSED = (
+    "ReAct",
+    "CodeAct",
+    "ProgramOfThought",
+    "Refine",
+    "MultiChainComparison",
+)
+# DSPy's names for structio's own, not in `__all__` (`dspy.AdapterParseError` is ParseError).
+_DSPY_ALIASES = {
+    "AdapterParseError": ("structio.exceptions", "ParseError"),
+    "LMRateLimitError": ("structio.exceptions", "RateLimitError"),
+    "Completions": ("structio.predict", "Completions"),
+    "BestOfN": ("structio.predict.module", "BestOfN"),
+}
+# DSPy's names with no structio counterpart: the AttributeError says what to write.
+_DSPY_INSTEAD = {
+    "load": "structio saves prompts as data, not pickled programs: structio.Predict.load(path)",
+    "TwoStepAdapter": "for a model that writes poor structure, use a JSONAdapter (schema-"
+    "constrained where the model takes one) or Predict(..., max_retries=2)",
+    "ensure_signature": "structio.Signature('question -> answer') makes a signature class",
+    "Code": "declare the code as a str output and name the language in its desc",
 }
 
 # Names that were public here and now live in their subpackages: still importable from
@@ -137,6 +169,13 @@ def __getattr__(name: str) -> object:
         value.__module__ = "structio"
         globals()[name] = value
         return value
+    if name in _DSPY_REFUSED:
+        return getattr(importlib.import_module("structio.predict.module"), name)
+    if name in _DSPY_ALIASES:
+        module, attribute = _DSPY_ALIASES[name]
+        return getattr(importlib.import_module(module), attribute)
+    if name in _DSPY_INSTEAD:
+        raise AttributeError(f"structio has no {name!r} (DSPy's): {_DSPY_INSTEAD[name]}")
     if name in _MOVED:
         module, attribute = _MOVED[name]
         return getattr(importlib.import_module(module), attribute)
@@ -177,9 +216,11 @@ __all__ = [
     "LMError",
     "LMTimeoutError",
     "MediaError",
+    "Module",
     "NumberedDict",
     "NumberedList",
     "OutputField",
+    "Parallel",
     "ParseError",
     "Part",
     "Predict",

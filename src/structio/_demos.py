@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, SupportsIndex, overload
 
 from structio._util.data import jsonable
+from structio.example import Demo
 from structio.exceptions import FormatError
 from structio.parsing.read import read_text
 from structio.signatures.history import History
@@ -103,7 +104,7 @@ def _checked_demo(signature: type[Signature], demo: Any, index: int) -> dict[str
             f"demo {index} must be a dict of field name to value, not {type(demo).__name__}"
         )
     try:
-        return typed_values(signature, demo)
+        return Demo(typed_values(signature, demo))  # with DSPy's `toDict`
     except InvalidFieldError as exc:
         raise FormatError(f"demo {index}: {exc}") from None
 

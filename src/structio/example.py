@@ -13,7 +13,7 @@ from typing import Any
 
 from structio.exceptions import FormatError
 
-__all__ = ["Example", "to_plain"]
+__all__ = ["Demo", "Example", "to_plain"]
 
 
 class Example:
@@ -216,6 +216,24 @@ class Example:
 
 
 MutableMapping.register(Example)
+
+
+class Demo(dict[str, Any]):
+    """A demo as a predictor keeps it: a plain dict of field values, with DSPy's ``toDict``.
+
+    DSPy keeps assigned demos as ``Example`` objects, and its documentation compares them
+    with ``demo.toDict()``; structio keeps each as the dict of its checked values.
+    """
+
+    __slots__ = ()
+
+    def toDict(self) -> dict[str, Any]:  # noqa: N802 - DSPy's name
+        """The values as a plain dict (nested examples and pydantic models as dicts too)."""
+        return {key: to_plain(value) for key, value in self.items()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as a plain dict's items: no class of structio needed to read it back.
+        return (Demo, (dict(self),))
 
 
 def _rebuild(store: dict[str, Any], input_keys: Iterable[str] | None) -> Example:

@@ -97,8 +97,10 @@ def test_insert_needs_a_signature_field() -> None:
 def test_delete() -> None:
     smaller = QA.delete("context")
     assert smaller.signature == "question -> answer"
-    with pytest.raises(sio.SignatureError, match="`nope` is not a field of QA"):
-        QA.delete("nope")
+    with pytest.raises(sio.SignatureError, match="`contxt` is not a field of QA"):
+        QA.delete("contxt")  # close to a field: a typo
+    # Close to none: nothing to delete, as DSPy documents.
+    assert QA.delete("nope").signature == QA.signature
 
 
 def test_manipulations_chain() -> None:

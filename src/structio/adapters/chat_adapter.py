@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, Literal
 
@@ -10,7 +10,13 @@ from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import set_constrain, with_grammar
 from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, chat_rules
-from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
+from structio.adapters.hooks import (
+    ModelCapabilities,
+    hook,
+    native_tools_option,
+    refuse_callbacks,
+    set_native_options,
+)
 from structio.adapters.json_adapter import JSONAdapter, output_schema
 from structio.grammar import Grammar
 from structio.parsing.found import PromptText
@@ -47,6 +53,9 @@ class ChatAdapter(Adapter):
         native_tools: bool | None = None,
         native_reasoning: bool | None = None,
         constrain: bool | None = None,
+        use_native_function_calling: bool | None = None,
+        callbacks: Sequence[Any] | None = None,
+        use_json_adapter_fallback: bool | None = None,
     ) -> None:
         """Create a ChatAdapter.
 
@@ -70,10 +79,19 @@ class ChatAdapter(Adapter):
                 ``False`` never, ``None`` (default) as `constrain_default` says (not
                 constrained: on a real small model free decoding was as right, and
                 cheaper; docs/tutorials/local-models.md). Hosted models are never sent a grammar.
+            use_native_function_calling: DSPy's name for ``native_tools``.
+            callbacks: DSPy's per-adapter callbacks: none, or a `ConfigurationError`
+                (structio's are ``structio.configure(callbacks=[...])``).
+            use_json_adapter_fallback: DSPy's switch for ``fallback``: ``False`` is
+                ``fallback=None``, ``True`` is ``fallback="json"``.
         """
+        if use_json_adapter_fallback is not None:  # DSPy's name for the same choice
+            fallback = "json" if use_json_adapter_fallback else None
         if fallback not in ("json", None):
             raise ValueError(f"fallback must be 'json' or None, not {fallback!r}")
         self.fallback = fallback
+        refuse_callbacks(callbacks)
+        native_tools = native_tools_option(native_tools, use_native_function_calling)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
 

@@ -6,13 +6,24 @@ ask of a model (its `ModelProfile`); `Reading` is a parsed completion.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+
+from structio.exceptions import ConfigurationError
 
 if TYPE_CHECKING:
     from structio.lm.profile import ModelProfile
 
-__all__ = ["NONE_OPEN", "Message", "ModelCapabilities", "Reading", "hook", "set_native_options"]
+__all__ = [
+    "NONE_OPEN",
+    "Message",
+    "ModelCapabilities",
+    "Reading",
+    "hook",
+    "native_tools_option",
+    "refuse_callbacks",
+    "set_native_options",
+]
 
 Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -55,6 +66,34 @@ class Reading(NamedTuple):
     values: dict[str, Any]
     reader: str
     open_fields: frozenset[str] = frozenset()
+
+
+def native_tools_option(
+    native_tools: bool | None, use_native_function_calling: bool | None
+) -> bool | None:
+    """``native_tools``, also given by DSPy's name for it, ``use_native_function_calling``.
+
+    Raises:
+        ValueError: Both are given.
+    """
+    if use_native_function_calling is None:
+        return native_tools
+    if native_tools is not None:
+        raise ValueError("give native_tools or use_native_function_calling (DSPy's name), not both")
+    return use_native_function_calling
+
+
+def refuse_callbacks(callbacks: Sequence[Any] | None) -> None:
+    """Refuse DSPy's per-adapter ``callbacks=`` (none given is fine), saying structio's way.
+
+    Raises:
+        ConfigurationError: Callbacks were given.
+    """
+    if callbacks:
+        raise ConfigurationError(
+            "structio's adapters take no callbacks: pass them to every call with "
+            "structio.configure(callbacks=[...]) or structio.context(callbacks=[...])"
+        )
 
 
 def set_native_options(

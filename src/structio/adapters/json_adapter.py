@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -13,7 +13,13 @@ from structio.adapters.base import STRUCTURE_SENTENCE, Adapter
 from structio.adapters.constrain import choice, set_constrain, with_schema
 from structio.adapters.fields import placeholder_texts, text_outputs
 from structio.adapters.grammars import cached_grammar, json_rules
-from structio.adapters.hooks import ModelCapabilities, hook, set_native_options
+from structio.adapters.hooks import (
+    ModelCapabilities,
+    hook,
+    native_tools_option,
+    refuse_callbacks,
+    set_native_options,
+)
 from structio.exceptions import ConfigurationError
 from structio.grammar import Grammar
 from structio.parsing.found import PromptText
@@ -59,6 +65,8 @@ class JSONAdapter(Adapter):
         native_tools: bool | None = None,
         native_reasoning: bool | None = None,
         constrain: bool | None = None,
+        use_native_function_calling: bool | None = None,
+        callbacks: Sequence[Any] | None = None,
     ) -> None:
         """Create a JSONAdapter.
 
@@ -73,7 +81,12 @@ class JSONAdapter(Adapter):
                 (default): on a local server as `constrain_default` says (not
                 constrained: measured better on a real small model), on a hosted model
                 whenever its profile takes schemas.
+            use_native_function_calling: DSPy's name for ``native_tools``.
+            callbacks: DSPy's per-adapter callbacks: none, or a `ConfigurationError`
+                (structio's are ``structio.configure(callbacks=[...])``).
         """
+        refuse_callbacks(callbacks)
+        native_tools = native_tools_option(native_tools, use_native_function_calling)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
 

@@ -8,6 +8,7 @@ once (`structio.predict.batching`).
 from __future__ import annotations
 
 from structio.predict.chain_of_thought import ChainOfThought
+from structio.predict.module import Module, Parallel
 from structio.predict.prediction import Completions, Prediction, PredictionMeta
 from structio.predict.predictor import Predict, check_outputs
 from structio.predict.saving import FORMAT_VERSION, check_name, read_saved
@@ -16,6 +17,8 @@ __all__ = [
     "FORMAT_VERSION",
     "ChainOfThought",
     "Completions",
+    "Module",
+    "Parallel",
     "Predict",
     "Prediction",
     "PredictionMeta",

@@ -9,11 +9,12 @@ from typing import Any
 
 from structio.example import Example
 from structio.exceptions import ConfigurationError, FormatError
+from structio.predict.prediction import Prediction
 from structio.signatures.signature import (
     Signature,
 )
 
-__all__ = ["CALL_OPTIONS", "example_inputs", "not_a_dict"]
+__all__ = ["CALL_OPTIONS", "example_inputs", "not_a_dict", "prediction_inputs"]
 
 # Keyword arguments of a call that are not inputs of the signature.
 CALL_OPTIONS = ("adapter", "lm", "params", "config", "max_retries")
@@ -64,3 +65,24 @@ def example_inputs(
             "give each input once"
         )
     return {**given, **inputs} if inputs else given
+
+
+def prediction_inputs(signature: type[Signature], inputs: dict[str, Any]) -> dict[str, Any]:
+    """The inputs with a prediction given for a ``str`` input read as its one output.
+
+    DSPy programs pass a prediction on (``self.predict2(answer=answer)``, ``answer`` the
+    result of a ``question -> answer`` call); DSPy writes the prediction's text there. Where
+    the prediction has one output besides ``reasoning``, that output's value is what such a
+    program means; any other prediction stays as it is (the input check names it).
+    """
+    if not any(isinstance(value, Prediction) for value in inputs.values()):
+        return inputs
+    fields = signature.input_fields
+    read = dict(inputs)
+    for name, value in inputs.items():
+        field = fields.get(name)
+        if isinstance(value, Prediction) and field is not None and field.annotation is str:
+            outputs = [key for key in value if key != "reasoning"]
+            if len(outputs) == 1:
+                read[name] = value[outputs[0]]
+    return read

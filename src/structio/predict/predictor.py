@@ -22,7 +22,13 @@ from structio.exceptions import (
 from structio.lm.base import BaseLM
 from structio.lm.lm import LM
 from structio.predict import saving
-from structio.predict.inputs import CALL_OPTIONS, example_inputs, not_a_dict
+from structio.predict.inputs import (
+    CALL_OPTIONS,
+    example_inputs,
+    not_a_dict,
+    prediction_inputs,
+)
+from structio.predict.module import DSPY_INSTEAD, PredictorModule
 from structio.predict.prediction import (
     Prediction,
     apredictions,
@@ -73,23 +79,7 @@ def check_outputs(signature: type[Signature], who: str) -> None:
         raise refused
 
 
-_DSPY_INSTEAD = {
-    "forward": "call the predictor, predict(**inputs)",
-    "aforward": "await predict.acall(**inputs)",
-    "reset": "predict.demos = []",
-    "dump_state": "predict.to_dict() (and Predict.from_dict(data)), or predict.save(path)",
-    "load_state": "Predict.from_dict(data), or predict.load(path)",
-    "named_predictors": "a Predict is one predictor; a program is Python calling several",
-    "predictors": "a Predict is one predictor; a program is Python calling several",
-    "named_parameters": "a Predict is one predictor; a program is Python calling several",
-    "deepcopy": "copy.deepcopy(predict)",
-    "reset_copy": "copy.deepcopy(predict), then .demos = []",
-    "inspect_history": "structio.inspect_history(n)",
-    "map_named_predictors": "a Predict is one predictor; a program is Python calling several",
-}
-
-
-class Predict:
+class Predict(PredictorModule):
     """Call a model with a signature: ``Predict(sig, lm=lm)(question="...")``.
 
     Args:
@@ -264,12 +254,10 @@ class Predict:
     def __getattr__(self, name: str) -> Any:
         # Only for names normal lookup did not find: DSPy's module methods get a pointer
         # to structio's way instead of a bare AttributeError.
-        instead = _DSPY_INSTEAD.get(name)
+        instead = DSPY_INSTEAD.get(name)
         if instead is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        raise AttributeError(
-            f"Predict has no {name!r} (DSPy's Module has it; structio has no Module): {instead}"
-        )
+        raise AttributeError(f"Predict has no {name!r} (DSPy's Module has it): {instead}")
 
     # -- pickling ---------------------------------------------------------------------------
     #
@@ -414,14 +402,19 @@ class Predict:
             trust_types=trust_types,
         )
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], save_program: bool = False) -> None:
         """Write the prompt to one readable JSON file, atomically (see `to_dict`).
 
+        JSON whatever the name's suffix (a DSPy ``.pkl`` name too). ``save_program`` is
+        DSPy's: False (its default) is this; True (the whole program, pickled) is refused.
+
         Raises:
+            UsageError: ``save_program=True``.
             SignatureError: Something in it cannot be saved (a type with no text form...).
             SaveError: The file cannot be written (a NUL in the path, no permission, a full
                 disk...); a file already there is left as it was.
         """
+        saving.refuse_program(save_program)
         write_json(pathlib.Path(path), self.to_dict(), what="the prompt")
 
     load = _ClassOrInstanceLoad()
@@ -515,6 +508,7 @@ class Predict:
         chosen_adapter, chosen_lm, merged = self._resolve(adapter, lm, params, config)
         if example is not None:
             inputs = example_inputs(self.signature, example, inputs)
+        inputs = prediction_inputs(self.signature, inputs)
         options = self.options
         if max_retries is not None:
             options = options.replace(max_retries=max_retries)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -23,6 +24,7 @@ from structio.adapters.base import Adapter
 from structio.call import CallOptions
 from structio.exceptions import (
     ConfigurationError,
+    UsageError,
 )
 from structio.lm.base import BaseLM
 from structio.lm.client import is_client_setting
@@ -37,6 +39,7 @@ __all__ = [
     "NAME_PATTERN",
     "check_name",
     "from_data",
+    "load_data_into",
     "load_into",
     "prompt_data",
     "read_saved",
@@ -170,9 +173,42 @@ class _ClassOrInstanceLoad:
     """
 
     def __get__(self, obj: _T | None, owner: type[_T]) -> _Loader[_T]:
-        if obj is None:
-            return cast("_Loader[_T]", getattr(owner, "_load_new"))  # noqa: B009
-        return cast("_Loader[_T]", getattr(obj, "_load_into"))  # noqa: B009
+        # DSPy's keywords taken by every load (`_dspy_load`).
+        load = getattr(owner, "_load_new") if obj is None else getattr(obj, "_load_into")  # noqa: B009
+        return cast("_Loader[_T]", functools.partial(_dspy_load, load))
+
+
+def _dspy_load(
+    load: Callable[..., Any],
+    path: str | os.PathLike[str],
+    *,
+    allow_pickle: bool = False,
+    allow_unsafe_lm_state: bool = False,
+    **options: Any,
+) -> Any:
+    """A load that also takes DSPy's keywords.
+
+    ``allow_pickle``: nothing to allow, a saved prompt is JSON whatever its suffix and is
+    never unpickled. ``allow_unsafe_lm_state``: DSPy's consent to the file's LM settings,
+    structio's ``trust_endpoint=True``.
+    """
+    if allow_unsafe_lm_state:
+        options.setdefault("trust_endpoint", True)
+    return load(path, **options)
+
+
+def refuse_program(save_program: bool) -> None:
+    """Refuse DSPy's ``save(path, save_program=True)``, saying structio's way.
+
+    Raises:
+        UsageError: ``save_program`` is True.
+    """
+    if save_program:
+        raise UsageError(
+            "structio saves a prompt as data, never a pickled program: "
+            "predict.save(path) (save_program=False, the default) and Predict.load(path); "
+            "the program's code stays in your module"
+        )
 
 
 def _field_names(signature: type[Signature]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -324,11 +360,32 @@ def load_into(
     trust_types: bool,
 ) -> _P:
     """``predictor.load(path)``: the file's prompt put into this predictor (see `load`)."""
-    data = read_saved(pathlib.Path(path))
-    mine, theirs = _field_names(predict.signature), _saved_field_names(data["signature"])
+    return load_data_into(
+        predict,
+        read_saved(pathlib.Path(path)),
+        repr(str(path)),
+        lm=lm,
+        trust_endpoint=trust_endpoint,
+        allowed_modules=allowed_modules,
+        trust_types=trust_types,
+    )
+
+
+def load_data_into(
+    predict: _P,
+    data: Mapping[str, Any],
+    where: str,
+    *,
+    lm: BaseLM | None = None,
+    trust_endpoint: bool = False,
+    allowed_modules: Iterable[str] | None = None,
+    trust_types: bool = False,
+) -> _P:
+    """A saved prompt's data (`to_dict`) put into this predictor; ``where`` names it."""
+    mine, theirs = _field_names(predict.signature), _saved_field_names(data.get("signature"))
     if theirs is not None and mine != theirs:
         raise ConfigurationError(
-            f"{str(path)!r} holds a prompt for {_spec(theirs)}, not for this "
+            f"{where} holds a prompt for {_spec(theirs)}, not for this "
             f"{type(predict).__name__}'s {_spec(mine)}; {_load_advice(type(predict), data)}"
         )
     # Checked first, as the constructor would: the instance is left as it was if it fails.

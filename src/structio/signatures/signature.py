@@ -727,10 +727,18 @@ class Signature(metaclass=SignatureMeta):
     def delete(cls, name: str) -> type[Self]:
         """Return a copy without field ``name``.
 
+        A name that is no field and close to none gives an unchanged copy, as DSPy
+        documents (``Unchanged = NewSig.delete("nonexistent")``).
+
         Raises:
-            SignatureError: The signature has no such field (a typo must not pass silently).
+            SignatureError: The name is no field but close to one (``answr`` for
+                ``answer``): a typo must not pass silently.
         """
-        _field_or_fail(cls, name)
+        if name not in cls.fields:
+            import difflib
+
+            if difflib.get_close_matches(str(name), list(cls.fields), n=1):
+                _field_or_fail(cls, name)
         return cls._derive(fields=[f for n, f in cls.fields.items() if n != name])
 
     @classmethod

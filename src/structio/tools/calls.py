@@ -153,7 +153,13 @@ class ToolCall(BaseModel):
             )
         return tool
 
-    def _resolve(self, tools: ToolsLike | Mapping[str, Tool] | None) -> Tool:
+    def _resolve(
+        self, tools: ToolsLike | Mapping[str, Tool] | None, functions: ToolsLike | None = None
+    ) -> Tool:
+        if functions is not None:  # DSPy's keyword for the same thing
+            if tools is not None:
+                raise UsageError("give the tools once: tools= or functions=")
+            tools = functions
         if tools is not None:
             return self._find(_tool_map(tools))
         if self._tool is None:
@@ -162,11 +168,12 @@ class ToolCall(BaseModel):
             )
         return self._tool
 
-    def execute(self, tools: ToolsLike | None = None) -> Any:
+    def execute(self, tools: ToolsLike | None = None, *, functions: ToolsLike | None = None) -> Any:
         """Run the call and keep its result.
 
         Args:
             tools: The tools to look the call's name up in; by default the bound tool.
+            functions: The same, by DSPy's name (``call.execute(functions=[...])``).
 
         Returns:
             What the tool returned (also kept in `result`).
@@ -175,7 +182,7 @@ class ToolCall(BaseModel):
             ToolCallError: No tool has the call's name, or the arguments do not fit.
             UsageError: No tools were given and none is bound, or the tool is async.
         """
-        tool = self._resolve(tools)
+        tool = self._resolve(tools, functions)
         instance = tool._validate(self.args)
         if tool.is_async:
             raise UsageError(f"{tool.name} is async: use await call.aexecute(...)")
@@ -187,11 +194,14 @@ class ToolCall(BaseModel):
         self._finish(result, None)
         return result
 
-    async def aexecute(self, tools: ToolsLike | None = None) -> Any:
+    async def aexecute(
+        self, tools: ToolsLike | None = None, *, functions: ToolsLike | None = None
+    ) -> Any:
         """Run the call, awaiting an async tool, and keep its result.
 
         Args:
             tools: The tools to look the call's name up in; by default the bound tool.
+            functions: The same, by DSPy's name (``call.execute(functions=[...])``).
 
         Returns:
             What the tool returned (also kept in `result`).
@@ -200,7 +210,7 @@ class ToolCall(BaseModel):
             ToolCallError: No tool has the call's name, or the arguments do not fit.
             UsageError: No tools were given and none is bound.
         """
-        tool = self._resolve(tools)
+        tool = self._resolve(tools, functions)
         instance = tool._validate(self.args)
         try:
             result = await tool._ainvoke(instance)
@@ -252,6 +262,16 @@ class ToolCalls(BaseModel):
         sends these back unchanged, as the provider requires.
         """
         return self._reasoning_items
+
+    @classmethod
+    def from_dict_list(cls, tool_calls_dicts: Sequence[Mapping[str, Any]]) -> ToolCalls:
+        """Calls from a list of ``{"name": ..., "args": ...}`` dicts (DSPy's name)."""
+        return cls(list(tool_calls_dicts))
+
+    @classmethod
+    def description(cls) -> str:
+        """How a model is told to write tool calls (DSPy's ``ToolCalls.description()``)."""
+        return cls.prompt_description()
 
     def __init__(self, tool_calls: Any = None, /, **data: Any) -> None:
         if tool_calls is not None:
@@ -517,3 +537,7 @@ def _reason(error: Any) -> str:
 
 def _keys(names: Sequence[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
+
+
+# DSPy's spelling of the call type, ``dspy.ToolCalls.ToolCall(name=..., args=...)``.
+ToolCalls.ToolCall = ToolCall  # type: ignore[attr-defined]

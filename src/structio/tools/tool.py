@@ -86,6 +86,9 @@ class Tool:
         func: The function, sync or async.
         name: The name the model calls it by; defaults to the function's ``__name__``.
         description: What it does; defaults to the docstring as written (empty if none).
+        desc: The same, by DSPy's name (``Tool(f, desc="...")``); give one or the other.
+        **dspy_options: DSPy's ``args``, ``arg_types`` and ``arg_desc``: refused with a
+            `UsageError` saying where structio reads them from.
 
     Raises:
         UsageError: The function cannot be a tool: a parameter that cannot be passed by
@@ -109,7 +112,19 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
+        desc: str | None = None,
+        **dspy_options: Any,
     ) -> None:
+        if dspy_options:  # DSPy's args=, arg_types=, arg_desc=: the function declares them
+            raise UsageError(
+                f"Tool takes no {', '.join(map(repr, dspy_options))}: the arguments, their "
+                "types and descriptions come from the function's signature and its "
+                "docstring's Args: section; wrap the function to change them"
+            )
+        if desc is not None:  # DSPy's keyword for the description
+            if description is not None:
+                raise UsageError("give the tool's description once: description= or desc=")
+            description = desc
         if isinstance(func, Tool):
             raise UsageError(f"{func!r} is already a Tool; pass its function (tool.func)")
         if not callable(func):
@@ -225,6 +240,33 @@ class Tool:
     def description(self) -> str:
         """What the tool does (empty when the function has no docstring)."""
         return self._description
+
+    @property
+    def desc(self) -> str:
+        """The description, by DSPy's name for it (``tool.desc``)."""
+        return self._description
+
+    @property
+    def arg_types(self) -> dict[str, Any]:
+        """Each parameter's type annotation (DSPy's ``Tool.arg_types``)."""
+        fields = self._model.model_fields
+        return {param: fields[field].annotation for field, param in self._fields}
+
+    @property
+    def arg_desc(self) -> dict[str, str]:
+        """Each parameter's description from the docstring's Args section (DSPy's name)."""
+        fields = self._model.model_fields
+        found = ((param, fields[field].description) for field, param in self._fields)
+        return {param: text for param, text in found if text}
+
+    @property
+    def has_kwargs(self) -> bool:
+        """Whether the function takes ``**kwargs``: never, a tool's arguments are declared."""
+        return False
+
+    def format_as_litellm_function_call(self) -> dict[str, Any]:
+        """The tool as an OpenAI ``tools`` entry: DSPy's name for `to_openai`."""
+        return self.to_openai()
 
     @property
     def is_async(self) -> bool:

@@ -1,0 +1,15 @@
+# ruff: noqa
+# fmt: off
+# From DSPy 3.4 documentation (github.com/stanfordnlp/dspy), with `import dspy` changed to
+# `import structio as dspy`; code blocks joined in the order shown:
+#   docs/docs/learn/programming/language_models.md block 0
+#   docs/docs/cheatsheet.md block 0
+# (`import dspy` added before block 0 of language_models.md, the setup the pages assume)
+
+import structio as dspy
+# Authenticate via `OPENAI_API_KEY` env: import os; os.environ['OPENAI_API_KEY'] = 'here'
+lm = dspy.LM('openai/gpt-4o-mini')
+dspy.configure(lm=lm)
+
+predict = dspy.Predict("question -> answer")
+predict(question="1+1", config={"rollout_id": 1, "temperature": 1.0})

@@ -1,0 +1,90 @@
+"""DSPy's API-reference spellings: predictor state and config, tools, adapters, names."""
+
+from __future__ import annotations
+
+import pytest
+
+import structio as dspy
+from structio.exceptions import ConfigurationError, UsageError
+
+
+def weather(city: str, unit: str = "C") -> str:
+    """Get the weather.
+
+    Args:
+        city: The city to look up.
+    """
+    return f"{city} {unit}"
+
+
+def test_predict_config_is_its_params() -> None:
+    predict = dspy.Predict("question -> answer", temperature=0.5)
+    assert predict.config == predict.get_config() == {"temperature": 0.5}
+    predict.update_config(max_tokens=10)
+    assert predict.params == {"temperature": 0.5, "max_tokens": 10}
+    predict.config["temperature"] = 1.0  # a copy: config changes through update_config
+    assert predict.params["temperature"] == 0.5
+
+
+def test_predict_reset_forgets_demos_and_lm() -> None:
+    predict = dspy.Predict("question -> answer", lm=dspy.testing.FakeLM(["x"]))
+    predict.demos = [{"question": "q", "answer": "a"}]
+    predict.reset()
+    assert predict.demos == []
+    assert predict.lm is None
+
+
+def test_dump_state_and_load_state_round_trip() -> None:
+    predict = dspy.ChainOfThought("question -> answer", temperature=0.3)
+    predict.demos = [{"question": "q", "answer": "a", "reasoning": "r"}]
+    state = predict.dump_state()
+    assert state == predict.to_dict()
+    fresh = dspy.ChainOfThought("question -> answer")
+    assert fresh.load_state(state) is fresh
+    assert fresh == predict
+    with pytest.raises(ConfigurationError, match="the state holds a prompt for"):
+        dspy.Predict("text -> label").load_state(state)
+
+
+def test_tool_dspy_attributes() -> None:
+    tool = dspy.Tool(weather)
+    assert tool.arg_types == {"city": str, "unit": str}
+    assert tool.arg_desc == {"city": "The city to look up."}
+    assert tool.has_kwargs is False
+    assert tool.format_as_litellm_function_call() == tool.to_openai()
+    with pytest.raises(UsageError, match="docstring's Args"):
+        dspy.Tool(weather, arg_desc={"city": "x"})
+
+
+def test_tool_calls_dspy_spellings() -> None:
+    calls = dspy.ToolCalls.from_dict_list([{"name": "weather", "args": {"city": "Oslo"}}])
+    assert calls.tool_calls[0] == dspy.ToolCalls.ToolCall(name="weather", args={"city": "Oslo"})
+    assert calls.execute([weather]) == ["Oslo C"]
+    assert dspy.ToolCalls.description().startswith("Tool calls must be a JSON object")
+
+
+@pytest.mark.parametrize("adapter", [dspy.ChatAdapter, dspy.JSONAdapter, dspy.XMLAdapter])
+def test_adapters_take_no_callbacks_of_their_own(adapter: type) -> None:
+    assert adapter(callbacks=None) == adapter(callbacks=[]) == adapter()
+    with pytest.raises(ConfigurationError, match=r"structio.configure\(callbacks="):
+        adapter(callbacks=[object()])
+
+
+def test_use_json_adapter_fallback_is_fallback() -> None:
+    assert dspy.ChatAdapter(use_json_adapter_fallback=False).fallback is None
+    assert dspy.ChatAdapter(use_json_adapter_fallback=True).fallback == "json"
+
+
+def test_dspy_names_alias_or_say_what_to_write() -> None:
+    assert dspy.AdapterParseError is dspy.ParseError
+    assert dspy.LMRateLimitError is dspy.RateLimitError
+    assert dspy.Completions is dspy.predict.Completions
+    for name, hint in [
+        ("load", "Predict.load"),
+        ("TwoStepAdapter", "JSONAdapter"),
+        ("Code", "str"),
+    ]:
+        with pytest.raises(AttributeError, match=hint):
+            getattr(dspy, name)
+    assert not hasattr(dspy, "TwoStepAdapter")
+    assert "AdapterParseError" not in dspy.__all__
