@@ -131,3 +131,20 @@ def test_a_broken_page_fails_the_strict_build(tmp_path: Path, page: str, complai
     assert done.returncode != 0
     for complaint in complaints.split():
         assert complaint in done.stderr
+
+
+def _table_after(text: str, header: str) -> list[str]:
+    """The rows of the Markdown table that starts with ``header``."""
+    start = text.index(header)
+    end = text.find("\n\n", start)
+    return text[start : len(text) if end < 0 else end].splitlines()
+
+
+def test_the_readme_and_the_tutorial_list_the_same_dspy_differences() -> None:
+    # One table in two places (the README's section, the docs' tutorial): never two stories.
+    header = "| DSPy 3.4 | structio | note |"
+    readme = _table_after((ROOT / "README.md").read_text(encoding="utf-8"), header)
+    page = ROOT / "docs" / "tutorials" / "coming-from-dspy.md"
+    tutorial = _table_after(page.read_text(encoding="utf-8"), header)
+    assert len(readme) > 20
+    assert readme == tutorial
