@@ -27,7 +27,9 @@ def test_tool_desc_is_the_description_and_a_keyword() -> None:
 
 
 @pytest.mark.parametrize(
-    "functions", [{"weather": weather}, [weather], [dspy.Tool(weather)]], ids=str
+    "functions",
+    [{"weather": weather}, [weather], [dspy.Tool(weather)]],
+    ids=["dict", "list-of-functions", "list-of-tools"],  # ids must not hold addresses (xdist)
 )
 def test_execute_takes_dspys_functions_keyword(functions: object) -> None:
     call = dspy.ToolCall(name="weather", args={"city": "Oslo"})
