@@ -33,11 +33,6 @@ REFUSED = {
     "tools_react": ("structio.UsageError: structio has no ReAct", "ToolCalls"),
     "api_refine": ("structio.UsageError: structio has no Refine", "BestOfN"),
     "cheatsheet_refine": ("structio.UsageError: structio has no Refine", "BestOfN"),
-    # sync calls of async tools: the settings branch refuses the setting, naming the way
-    "tools_async_sync_conversion": (
-        "structio.UnknownSettingError: context()",
-        "allow_tool_async_sync_conversion",
-    ),
     "api_code_generation": ("AttributeError: structio has no 'Code'", "str output"),
 }
 

@@ -347,8 +347,54 @@ def test_an_async_tool_is_awaited() -> None:
 
 
 def test_an_async_tool_called_synchronously_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match=r"fetch is async: use await tool\.acall"):
+    with pytest.raises(UsageError, match=r"fetch is async: use await tool\.acall") as info:
         Tool(fetch)(url="a")
+    assert "configure(allow_tool_async_sync_conversion=True)" in str(info.value)
+
+
+def test_a_sync_call_runs_an_async_tool_when_the_reader_allows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hook the settings register (`set_sync_conversion_reader`), read on each call."""
+    from structio.tools import tool as tool_module
+
+    allowed = [True]
+    monkeypatch.setattr(tool_module, "_sync_conversion", lambda: allowed[0])
+    tool = Tool(fetch)
+    assert tool(url="a", retries="2") == "page a 2"  # validated, then run to its end
+    call = ToolCall(name="fetch", args={"url": "u"})
+    assert call.execute([fetch]) == "page u 0"
+    assert call.result == "page u 0"
+    with pytest.raises(ToolCallError, match="url"):
+        tool(retries=1)
+    allowed[0] = False
+    with pytest.raises(UsageError, match="fetch is async"):
+        tool(url="a")
+
+
+def test_a_sync_call_inside_a_running_loop_runs_the_tool_in_another_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import contextvars
+    import threading
+
+    from structio.tools import tool as tool_module
+
+    monkeypatch.setattr(tool_module, "_sync_conversion", lambda: True)
+    seen = contextvars.ContextVar("seen", default="unset")
+    threads: list[int] = []
+
+    async def probe() -> str:
+        threads.append(threading.get_ident())
+        await asyncio.sleep(0)
+        return seen.get()
+
+    async def main() -> str:
+        seen.set("caller's")
+        return Tool(probe)()  # a sync call from async code: asyncio.run cannot nest
+
+    assert asyncio.run(main()) == "caller's"  # the caller's context goes with it
+    assert threads != [threading.get_ident()]
 
 
 def test_acall_calls_a_sync_tool_directly_and_validates() -> None:

@@ -77,6 +77,9 @@ class Settings:
             (DSPy's default, 8).
         num_threads: How many calls at once `Predict.batch` makes when it is not told
             (DSPy's default, 8).
+        allow_tool_async_sync_conversion: Whether a sync call of an async tool
+            (``tool(...)``, ``tool_call.execute()``) runs it to its end, as DSPy's setting
+            does, rather than raising a `UsageError` that says to await it.
         ignored: DSPy's settings that mean nothing in structio (`IGNORED`), as they were
             set, so that ``structio.settings.<name>`` reads them back.
     """
@@ -88,6 +91,7 @@ class Settings:
     warn_on_type_mismatch: bool = True
     async_max_workers: int = 8
     num_threads: int = 8
+    allow_tool_async_sync_conversion: bool = False
     ignored: tuple[tuple[str, Any], ...] = ()
 
 
@@ -106,6 +110,10 @@ def current_settings() -> Settings:
     return scoped if scoped is not None else _global
 
 
+def _sync_conversion() -> bool:
+    return current_settings().allow_tool_async_sync_conversion
+
+
 # Read as DSPy's ``dspy.settings.lm`` is: the value in effect here, looked up on each read.
 _CURRENT = (
     "lm",
@@ -115,6 +123,7 @@ _CURRENT = (
     "warn_on_type_mismatch",
     "async_max_workers",
     "num_threads",
+    "allow_tool_async_sync_conversion",
 )
 
 #: DSPy's settings that mean nothing in structio: accepted by `configure` and `context`,
@@ -156,10 +165,6 @@ REFUSED: dict[str, str] = {
     "max_errors": (
         "Predict.batch runs every item and a failed one holds its exception in its place "
         "(return_exceptions=False raises a BatchError at the end instead)"
-    ),
-    "allow_tool_async_sync_conversion": (
-        "an async tool runs only when awaited: `await tool_calls.aexecute(...)`, "
-        "`await tool.acall(...)`, or `await predict.acall(...)`"
     ),
     "interpreter_factory": "structio has no code-executing modules to give an interpreter",
 }
@@ -282,6 +287,21 @@ def _flag(name: str, value: Any) -> bool:
     return value
 
 
+def _conversion_flag(name: str, value: Any) -> bool:
+    """`_flag`; set to ``True``, tools are given how to read it (`_sync_conversion`).
+
+    Tools sit below the settings and read this one through the function given them here,
+    once, when it is first turned on: importing tools loads pydantic, which ``import
+    structio`` does not. Until then no setting allows it, and tools refuse.
+    """
+    flag = _flag(name, value)
+    if flag:
+        from structio.tools.tool import set_sync_conversion_reader
+
+        set_sync_conversion_reader(_sync_conversion)
+    return flag
+
+
 def _count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigurationError(f"{name}= must be a whole number of 1 or more, not {value!r}")
@@ -297,6 +317,7 @@ _CHECKS: dict[str, Any] = {
     "warn_on_type_mismatch": _flag,
     "async_max_workers": _count,
     "num_threads": _count,
+    "allow_tool_async_sync_conversion": _conversion_flag,
 }
 
 
@@ -318,6 +339,7 @@ def configure(
     warn_on_type_mismatch: bool = _UNSET,
     async_max_workers: int = _UNSET,
     num_threads: int = _UNSET,
+    allow_tool_async_sync_conversion: bool = _UNSET,
     **unknown: Any,
 ) -> None:
     r"""Set the process-wide default LM, adapter and/or callbacks (arguments not given are kept).
@@ -333,6 +355,8 @@ def configure(
             (see `Settings`).
         async_max_workers: How many programs `structio.asyncify` runs at once.
         num_threads: How many calls at once `Predict.batch` makes by default.
+        allow_tool_async_sync_conversion: ``True`` lets a sync call of an async tool run
+            it to its end (see `Settings`).
         **unknown: DSPy's settings that mean nothing here (`IGNORED`) are kept and
             ignored; any other is refused.
 
@@ -364,6 +388,7 @@ def context(
     warn_on_type_mismatch: bool = _UNSET,
     async_max_workers: int = _UNSET,
     num_threads: int = _UNSET,
+    allow_tool_async_sync_conversion: bool = _UNSET,
     **unknown: Any,
 ) -> Iterator[Settings]:
     """Use another LM, adapter and/or callbacks inside a ``with`` block, in this thread or task.

@@ -232,3 +232,41 @@ def test_dspy_settings_copy_and_config() -> None:
 def test_dspys_other_settings_attributes_say_what_to_use(name: str) -> None:
     with pytest.raises(AttributeError, match=f"{name}'?: "):
         getattr(dspy.settings, name)
+
+
+async def async_weather(city: str) -> str:
+    """Get weather information asynchronously."""
+    import asyncio
+
+    await asyncio.sleep(0)
+    return f"The weather in {city} is sunny"
+
+
+def test_allow_tool_async_sync_conversion_in_a_context() -> None:
+    """As DSPy's tools page writes it: inside the block, ``tool(...)`` runs an async tool."""
+    tool = dspy.Tool(async_weather)
+    with dspy.context(allow_tool_async_sync_conversion=True):
+        assert dspy.settings.allow_tool_async_sync_conversion is True
+        result = tool(city="New York")
+        call = dspy.ToolCalls.from_dict_list([{"name": "async_weather", "args": {"city": "Oslo"}}])
+        assert call.tool_calls[0].execute([tool]) == "The weather in Oslo is sunny"
+    assert result == "The weather in New York is sunny"
+    assert dspy.settings.allow_tool_async_sync_conversion is False  # restored
+    with pytest.raises(dspy.UsageError, match=r"await tool\.acall"):
+        tool(city="New York")
+
+
+def test_allow_tool_async_sync_conversion_configured_holds_in_every_thread() -> None:
+    import threading
+
+    tool = dspy.Tool(async_weather)
+    dspy.configure(allow_tool_async_sync_conversion=True)
+    results: list[str] = []
+    worker = threading.Thread(target=lambda: results.append(tool(city="Paris")))
+    worker.start()
+    worker.join()
+    assert results == ["The weather in Paris is sunny"]
+    with dspy.context(allow_tool_async_sync_conversion=False), pytest.raises(dspy.UsageError):
+        tool(city="Paris")  # a scope says otherwise for its block
+    with pytest.raises(dspy.ConfigurationError, match="True or False"):
+        dspy.configure(allow_tool_async_sync_conversion="yes")

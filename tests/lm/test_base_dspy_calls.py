@@ -144,3 +144,44 @@ def test_each_history_uuid_is_a_uuid4_written_as_the_uuid_module_writes_it() -> 
         assert str(parsed) == text
         assert parsed.version == 4
         assert parsed.variant == uuid.RFC_4122
+
+
+def test_lm_inspect_history_prints_this_lms_calls_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As DSPy's docs write it: ``lm.inspect_history(n=1)``."""
+    import io
+
+    import structio as dspy
+
+    lm = dspy.FakeLM(["Paris", "Rome"])
+    other = dspy.FakeLM(["Berlin"])
+    lm("Capital of France?")
+    lm("Capital of Italy?")
+    other("Capital of Germany?")  # the latest call of the process, not of lm
+
+    assert lm.inspect_history(n=1) is None  # type: ignore[func-returns-value]
+    printed = capsys.readouterr().out
+    assert "Capital of Italy?" in printed
+    assert "Rome" in printed
+    assert "France" not in printed
+    assert "Berlin" not in printed
+
+    buffer = io.StringIO()
+    lm.inspect_history(2, file=buffer)
+    assert capsys.readouterr().out == ""
+    text = buffer.getvalue()
+    assert text.index("France") < text.index("Italy")
+    # The same rendering as the process-wide one, for the same call.
+    whole = io.StringIO()
+    sio.inspect_history(1, file=whole)
+    mine = io.StringIO()
+    other.inspect_history(1, file=mine)
+    assert mine.getvalue() == whole.getvalue()
+
+    fresh = io.StringIO()
+    dspy.FakeLM(["x"]).inspect_history(file=fresh)
+    assert fresh.getvalue() == "(no model calls yet)\n"
+    none = io.StringIO()
+    lm.inspect_history(0, file=none)
+    assert none.getvalue() == "(no model calls yet)\n"

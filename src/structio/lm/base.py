@@ -11,7 +11,15 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, KeysView, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any, TextIO, overload
 
@@ -532,6 +540,19 @@ class BaseLM(abc.ABC):
         for item in response_pieces(response, [response.text] if response.text else []):
             yield item
 
+    def inspect_history(self, n: int = 1, *, file: TextIO | None = None) -> None:
+        """Print this LM's last ``n`` calls, as `structio.inspect_history` prints the process's.
+
+        DSPy's ``lm.inspect_history(n=1)``: returns nothing; ``file=`` prints elsewhere (an
+        ``io.StringIO`` keeps the text).
+
+        Args:
+            n: How many of this LM's most recent calls to show.
+            file: Where to print (standard output by default).
+        """
+        # deque.copy is one step under the GIL: a call recorded meanwhile cannot break it.
+        _print_history(self.history.copy(), n, file=file)
+
     def request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The parameters a call sends: the LM's own updated by this call's ``params``."""
         return dict(params)
@@ -668,7 +689,15 @@ def inspect_history(n: int = 1, *, file: TextIO | None = None) -> None:
         file: Where to print (standard output by default).
     """
     with _GLOBAL_LOCK:
-        entries = list(_GLOBAL_HISTORY)[-n:] if n > 0 else []
+        entries = list(_GLOBAL_HISTORY)
+    _print_history(entries, n, file=file)
+
+
+def _print_history(
+    history: Iterable[HistoryEntry], n: int = 1, *, file: TextIO | None = None
+) -> None:
+    """Print the last ``n`` entries of ``history``: the one rendering of `inspect_history`."""
+    entries = list(history)[-n:] if n > 0 else []
     text = "\n".join(_render(entry) for entry in entries) if entries else "(no model calls yet)\n"
     print(text, file=file or sys.stdout, end="")
 

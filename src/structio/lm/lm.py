@@ -35,7 +35,7 @@ from structio.lm.cache import ResponseCache, cache_key, configured_cache
 from structio.lm.client import ClientSettings
 from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
-from structio.lm.params import checked_split, warn_unsupported
+from structio.lm.params import checked_split, take_rollout_id, warn_unsupported
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
 from structio.lm.servers import refused_structure, served_by, server_for
 from structio.lm.types import LMResponse, StreamItem, response_pieces
@@ -466,13 +466,14 @@ class LM(BaseLM):
         call_client, call = checked_split(call_params, self.model, call=True)
         params = {**self.params, **call}
         params.pop("cache", None)
+        rollout = take_rollout_id(self, params)  # keyed, never sent
         warn_unsupported(self, params)  # once per name, before any request
         client = self.client.updated(call_client)
         cache = self._cache_for(call_params)
         # The client settings are keyed too: another api_base is another server, whose
         # answers are its own (credentials are never in a key: see cache_key).
         key = (
-            cache_key(self.model, messages, {**client.as_dict(), **params})
+            cache_key(self.model, messages, {**client.as_dict(), **params, **rollout})
             if cache is not None
             else ""
         )

@@ -20,7 +20,14 @@ from structio.exceptions import ConfigurationError
 from structio.lm.client import CLIENT_SETTINGS, split_settings
 from structio.lm.models import model_entry
 
-__all__ = ["KNOWN_PARAMS", "checked_split", "close_name", "suggestion", "warn_unsupported"]
+__all__ = [
+    "KNOWN_PARAMS",
+    "checked_split",
+    "close_name",
+    "suggestion",
+    "take_rollout_id",
+    "warn_unsupported",
+]
 
 #: The request parameters structio knows of, besides the client settings
 #: (`structio.lm.client.is_client_setting`): a keyword close to one of these (and not one
@@ -161,6 +168,30 @@ def warn_unsupported(lm: Any, params: Mapping[str, Any]) -> None:
             lm.model, name, params[name], flag, flag,
         )  # fmt: skip
     _warn_sampling(lm, params)
+
+
+def take_rollout_id(lm: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``rollout_id`` taken out of ``params`` (never sent), as what the cache key adds.
+
+    DSPy's ``rollout_id`` tells apart otherwise identical requests in the response cache:
+    another id is another entry, the same id the same entry. It is the LM's, not the
+    provider's, so it leaves the request here. ``None`` is no id, as in DSPy. At
+    ``temperature=0`` the samples it keeps apart are alike: logged once per LM, as DSPy
+    warns.
+
+    Returns:
+        ``{"rollout_id": id}`` for the cache key, or ``{}`` when the call has none.
+    """
+    rollout = params.pop("rollout_id", None)
+    if rollout is None:
+        return {}
+    if params.get("temperature") == 0 and not lm.__dict__.get("_warned_rollout"):
+        lm.__dict__["_warned_rollout"] = True
+        logger().warning(
+            "%s: rollout_id=%r has no effect at temperature=0 (the answers it keeps apart "
+            "are alike); set temperature>0 to sample anew", lm.model, rollout,
+        )  # fmt: skip
+    return {"rollout_id": rollout}
 
 
 # Sampling settings and the value a model without `sampling` takes (its default).

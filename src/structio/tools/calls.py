@@ -180,12 +180,12 @@ class ToolCall(BaseModel):
 
         Raises:
             ToolCallError: No tool has the call's name, or the arguments do not fit.
-            UsageError: No tools were given and none is bound, or the tool is async.
+            UsageError: No tools were given and none is bound, or the tool is async (and
+                ``allow_tool_async_sync_conversion`` is not in effect).
         """
         tool = self._resolve(tools, functions)
         instance = tool._validate(self.args)
-        if tool.is_async:
-            raise UsageError(f"{tool.name} is async: use await call.aexecute(...)")
+        tool._check_sync("await call.aexecute(...)")
         try:
             result = tool._invoke(instance)
         except BaseException as exc:

@@ -32,7 +32,45 @@ from pydantic_core import CoreSchema, core_schema
 
 from structio.exceptions import ToolCallError, UsageError
 
-__all__ = ["Tool"]
+__all__ = ["Tool", "set_sync_conversion_reader"]
+
+
+def _never() -> bool:
+    return False
+
+
+# Whether a sync call may run an async tool to its end (DSPy's
+# `allow_tool_async_sync_conversion`). The setting lives in `structio.settings`, a layer
+# above tools, which registers how to read it (`set_sync_conversion_reader`): tools read it
+# through this function, never import the settings. Until then, never.
+_sync_conversion: Callable[[], bool] = _never
+
+
+def set_sync_conversion_reader(reader: Callable[[], bool]) -> None:
+    """Register how tools read whether a sync call may run an async tool (`settings` does)."""
+    global _sync_conversion
+    _sync_conversion = reader
+
+
+def _run_to_end(coroutine: Any) -> Any:
+    """Run ``coroutine`` to its end from sync code, and return what it returns.
+
+    With no event loop running here, ``asyncio.run``. Inside a running loop (a sync tool
+    call from async code), a loop cannot be nested: the coroutine runs in a new loop in
+    another thread, with this context's variables, while this thread waits.
+    """
+    import asyncio  # imported here: asyncio costs ~25 ms at import structio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(1, thread_name_prefix="structio-tool") as pool:
+        return pool.submit(context.run, asyncio.run, coroutine).result()
 
 
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
@@ -324,10 +362,10 @@ class Tool:
 
         Raises:
             ToolCallError: The arguments do not fit the parameters.
-            UsageError: The function is async (use `acall`).
+            UsageError: The function is async (use `acall`), and
+                ``configure(allow_tool_async_sync_conversion=True)`` is not in effect.
         """
-        if self._is_async:
-            raise UsageError(f"{self._name} is async: use await tool.acall(...)")
+        self._check_sync("await tool.acall(...)")
         return self._invoke(self._validate(kwargs))
 
     async def acall(self, **kwargs: Any) -> Any:
@@ -370,9 +408,18 @@ class Tool:
     def _kwargs(self, instance: BaseModel) -> dict[str, Any]:
         return {param: getattr(instance, field) for field, param in self._fields}
 
+    def _check_sync(self, instead: str) -> None:
+        """Refuse a sync call of an async tool unless the setting allows it to run to its end."""
+        if self._is_async and not _sync_conversion():
+            raise UsageError(
+                f"{self._name} is async: use {instead}, or let sync calls run it with "
+                "structio.configure(allow_tool_async_sync_conversion=True)"
+            )
+
     def _invoke(self, instance: BaseModel) -> Any:
+        self._check_sync("await tool.acall(...)")
         if self._is_async:
-            raise UsageError(f"{self._name} is async: use await tool.acall(...)")
+            return _run_to_end(self._func(**self._kwargs(instance)))
         return self._func(**self._kwargs(instance))
 
     async def _ainvoke(self, instance: BaseModel) -> Any:
