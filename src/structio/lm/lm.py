@@ -43,9 +43,10 @@ from structio.lm.types import LMResponse, StreamItem, response_pieces
 if TYPE_CHECKING:
     from structio.lm.transport import Transport
 
-__all__ = ["LM"]
+__all__ = ["LM", "RETRYABLE"]
 
-_RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
+#: Errors saying the provider is down for now: retried here, waited out by `structio run`.
+RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
 # The fields of a profile that price a response.
 _PRICES = ("input_cost", "output_cost", "cached_input_cost", "cache_write_cost")
 
@@ -740,7 +741,7 @@ class LM(BaseLM):
         retries = params.get("num_retries", self.num_retries) if retry else 0
         if isinstance(exc, LMError):
             # Already structio's (a response with no choices): nothing to translate.
-            if not isinstance(exc, _RETRYABLE) or attempt > retries:
+            if not isinstance(exc, RETRYABLE) or attempt > retries:
                 raise exc
             return exc
         # The environment too: litellm sends OPENAI_API_KEY and the like when no
@@ -753,7 +754,7 @@ class LM(BaseLM):
         if error is None:
             raise exc
         error = refused_structure(error, params)  # asked again, it would fail again
-        if not isinstance(error, _RETRYABLE) or attempt > retries:
+        if not isinstance(error, RETRYABLE) or attempt > retries:
             # What a traceback prints of the cause is redacted too (see redact_chain).
             redact_chain(exc, secrets)
             raise error from exc

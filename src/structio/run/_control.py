@@ -33,13 +33,10 @@ from structio.exceptions import (
     BadRequestError,
     ConfigurationError,
     ContextWindowExceededError,
-    LMConnectionError,
     LMError,
-    LMTimeoutError,
     ParseError,
-    RateLimitError,
-    ServerError,
 )
+from structio.lm.lm import RETRYABLE
 
 if TYPE_CHECKING:
     from structio.predict import Predict, Prediction
@@ -82,7 +79,7 @@ def transient(error: BaseException) -> bool:
     a refused key, a 400 (a model that does not exist, a parameter it does not take) and
     every error of structio's own are not.
     """
-    if isinstance(error, (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)):
+    if isinstance(error, RETRYABLE):  # what the LM itself retries
         return True
     if not isinstance(error, LMError) or isinstance(error, (BadRequestError, AuthenticationError)):
         return False
