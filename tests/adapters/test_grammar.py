@@ -128,6 +128,27 @@ def test_every_written_completion_is_accepted(
         assert not accepts(_grammar(adapter, signature), draft + text, syntax)
 
 
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("adapter_class", ADAPTERS)
+def test_keys_past_ascii_are_accepted(adapter_class: type[Adapter], syntax: str) -> None:
+    # Found by CI's hypothesis run: XMLAdapter writes the key "é" as the tag <é>, which a
+    # grammar of ASCII tag names refused.
+    outputs = {
+        "answer": "",
+        "shape": Shape(name="", points=[]),
+        "points": [],
+        "weights": {"é": 0, "日本": 1, "Ünïcode_ß-2": 2},
+        "maybe": None,
+        "note": None,
+    }
+    adapter = adapter_class()
+    text = _written(adapter, Structured, outputs)
+    if adapter_class is sio.XMLAdapter:
+        assert "<é>0</é>" in text
+        assert "<日本>1</日本>" in text
+    assert accepts(_grammar(adapter, Structured), text, syntax), text
+
+
 SCALARS = {"label": "maybe not", "mood": Mood.BAD, "count": 3, "ratio": 0.5, "sure": False}
 STRUCTURED = {
     "answer": "Two lines,\n[[ not a marker ]] and # hashes",

@@ -124,12 +124,22 @@ def test_the_events_do_not_depend_on_how_the_text_is_cut(
     assert summary(whole) == summary(cut)
 
 
+LATE = "a late </think>"
+
+
 def summary(
     result: tuple[list[sio.StreamEvent], list[sio.StreamEvent], Any],
 ) -> tuple[Any, ...]:
-    """What a stream said, whatever the pieces: values in order, text per output, Rereads."""
+    """What a stream said, whatever the pieces: values in order, text per output, Rereads.
+
+    A late ``</think>`` voids what was said before it with a `Reread` (a whole completion
+    never said it): only what follows counts, and that Reread is not counted.
+    """
     during, at_end, _ = result
     events = during + at_end
+    late = [i for i, e in enumerate(events) if isinstance(e, sio.Reread) and LATE in e.reason]
+    if late:
+        events = events[late[-1] + 1 :]
     values = [(e.field, repr(e.value)) for e in events if isinstance(e, sio.FieldValue)]
     rereads = sum(isinstance(e, sio.Reread) for e in events)
     texts: dict[str, str] = {}
@@ -220,9 +230,30 @@ def test_a_late_close_tag_makes_the_draft_void_with_a_reread() -> None:
     assert reading == {"reasoning": "it is 4", "answer": 4, "tags": []}
     events = during + at_end
     assert sio.FieldValue("answer", 5) in during  # said from the text as it stood
-    assert isinstance(at_end[0], sio.Reread)
-    assert "`answer`" in at_end[0].reason
+    # The Reread comes with the close, not at the end; the draft follows as reasoning.
+    reread = next(i for i, e in enumerate(during) if isinstance(e, sio.Reread))
+    assert LATE in during[reread].reason
+    assert during[reread + 1] == sio.ReasoningDelta(text[: text.index("</think>")])
+    assert not any(isinstance(e, sio.Reread) for e in at_end)
     check(events, reading, QA)
+
+
+def test_reasoning_given_before_a_late_close_comes_again_after_its_reread() -> None:
+    chunks = ["<think>\nfirst\n</think>\n[[ ## answer ## ]]\n5\n\n[[ ## tags ## ]]\n", "</think>\n"]
+    during, _, _ = stream(ADAPTERS["chat"], QA, chunks)
+    reread = next(i for i, e in enumerate(during) if isinstance(e, sio.Reread))
+    before = "".join(e.delta for e in during[:reread] if isinstance(e, sio.ReasoningDelta))
+    after = "".join(e.delta for e in during[reread:] if isinstance(e, sio.ReasoningDelta))
+    assert sio.FieldValue("answer", 5) in during[:reread]
+    assert before == "\nfirst\n"
+    assert after == "\nfirst\n\n[[ ## answer ## ]]\n5\n\n[[ ## tags ## ]]\n"
+    assert not [e for e in during[reread:] if isinstance(e, sio.FieldValue)]
+
+
+def test_a_late_close_before_anything_was_said_needs_no_reread() -> None:
+    during, _, _ = stream(ADAPTERS["chat"], QA, ["I think 4.\n", "</think>\n[[ ## answer ## ]]\n4"])
+    assert not any(isinstance(e, sio.Reread) for e in during)
+    assert during[0] == sio.ReasoningDelta("I think 4.\n")
 
 
 def test_json_members_come_as_each_closes() -> None:

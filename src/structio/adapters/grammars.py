@@ -98,7 +98,14 @@ def _xml_content(rules: RuleSet) -> Ref:
     # Each tag is one named (so one lexeme) rule: a lexer must not end "</" or "<item"
     # early while a longer tag could still follow.
     def make() -> Node:
-        name = rules.add("xml-name", lambda: seq(chars("A-Za-z_"), Repeat(chars("A-Za-z0-9_.-"))))
+        # Past ASCII, any character may start or continue a name: the writer's tags are
+        # Unicode identifiers (``<é>``), and the reading, not the grammar, checks names.
+        name = rules.add(
+            "xml-name",
+            lambda: seq(
+                chars("A-Za-z_\u0080-\U0010ffff"), Repeat(chars("A-Za-z0-9_.\u0080-\U0010ffff-"))
+            ),
+        )
         attribute = seq(' key="', Repeat(chars('"', negated=True)), '"')
         empty = rules.add("xml-empty", lambda: seq("<", name, opt(attribute), " />"))
         opening = rules.add("xml-open", lambda: seq("<", name, opt(attribute), ">"))

@@ -103,9 +103,11 @@ class FieldValue(StreamEvent):
 class Reread(StreamEvent):
     """The answer is read anew: every event before this one is void.
 
-    Given when the whole completion reads differently from what was streamed (the model
-    ended a reasoning draft late, the adapter's format could not be read and the fallback
-    read it or asked again). The events after it give every output again, from the start.
+    Given when the whole completion reads differently from what was streamed (the
+    adapter's format could not be read and the fallback read it or asked again), and as
+    soon as a late ``</think>`` shows that outputs already given came from a reasoning
+    draft (the reasoning given so far then comes again, the draft with it). The events
+    after it give every output again, from the start.
 
     Attributes:
         reason: What happened, in words.

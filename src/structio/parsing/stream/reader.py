@@ -82,6 +82,8 @@ class StreamReader:
         self.sent: dict[str, list[str]] = {}
         # Outputs given a text that the whole completion may not confirm.
         self._doubtful: set[str] = set()
+        # The reasoning given so far, given again after a late `</think>`'s Reread.
+        self._reasoning: list[str] = []
 
         self._text = VisibleText()
 
@@ -89,9 +91,24 @@ class StreamReader:
         """Read the next piece of the completion's text; the events it allows."""
         visible, reset = self._text.add(piece)
         drafted = self._text.drafted
-        events: list[StreamEvent] = [ReasoningDelta(drafted)] if drafted else []
+        events: list[StreamEvent] = []
         if reset:
+            if self.said:
+                # What was said came from a draft: void it at once, as a whole completion
+                # cut anywhere else would never have said it. Reasoning given before is
+                # void with it, so it comes again, ahead of the draft it preceded.
+                events.append(
+                    Reread("a late </think> ended a reasoning draft; every output follows again")
+                )
+                drafted = "".join(self._reasoning) + drafted
+                self.given.clear()
+                self.sent.clear()
+                self.items.clear()
+                self._doubtful.clear()
             self._restart()
+        if drafted:
+            self._reasoning.append(drafted)
+            events.append(ReasoningDelta(drafted))
         if visible:
             events.extend(self._read(visible))
         return events
