@@ -6,6 +6,7 @@ import pytest
 
 import structio as dspy
 from structio.exceptions import ConfigurationError, UsageError
+from structio.testing import FakeLM
 
 
 def weather(city: str, unit: str = "C") -> str:
@@ -27,7 +28,7 @@ def test_predict_config_is_its_params() -> None:
 
 
 def test_predict_reset_forgets_demos_and_lm() -> None:
-    predict = dspy.Predict("question -> answer", lm=dspy.testing.FakeLM(["x"]))
+    predict = dspy.Predict("question -> answer", lm=FakeLM(["x"]))
     predict.demos = [{"question": "q", "answer": "a"}]
     predict.reset()
     assert predict.demos == []
@@ -88,3 +89,47 @@ def test_dspy_names_alias_or_say_what_to_write() -> None:
             getattr(dspy, name)
     assert not hasattr(dspy, "TwoStepAdapter")
     assert "AdapterParseError" not in dspy.__all__
+
+
+def test_lm_copy_changes_settings_and_keeps_the_rest() -> None:
+    lm = dspy.LM("openai/gpt-4o-mini", temperature=0, api_base="http://127.0.0.1:9/v1")
+    lm.history.append(object())  # type: ignore[arg-type]
+    copied = lm.copy(temperature=1.0, rollout_id=2, num_retries=0)
+    assert type(copied) is dspy.LM
+    assert copied.params == {"temperature": 1.0, "rollout_id": 2}
+    assert copied.num_retries == 0
+    assert copied.client == lm.client
+    assert copied.cache is lm.cache
+    assert len(copied.history) == 0
+    assert len(lm.history) == 1
+    assert lm.params == {"temperature": 0}  # the original is as it was
+    other = lm.copy(model="openai/gpt-4o", temperature=None)  # None removes a setting
+    assert other.model == "openai/gpt-4o"
+    assert other.params == {}
+    with pytest.raises(ConfigurationError, match="did you mean `temperature`"):
+        lm.copy(temprature=1.0)
+
+
+def test_any_lm_copies_with_its_own_history() -> None:
+    lm = FakeLM(["a", "b"])
+    lm("hi")
+    copied = lm.copy(model="other")
+    assert copied.model == "other"
+    assert len(copied.history) == 0
+    assert len(lm.history) == 1
+    with pytest.raises(ConfigurationError, match=r"FakeLM\.copy\(temperature=\.\.\.\)"):
+        lm.copy(temperature=1.0)
+
+
+def test_prediction_from_completions_takes_either_form() -> None:
+    listed = dspy.Prediction.from_completions([{"answer": "4"}, {"answer": "four"}])
+    assert listed.answer == "4"
+    assert listed.completions.answer == ["4", "four"]
+    assert listed.completions[1].answer == "four"
+    by_field = dspy.Prediction.from_completions({"answer": ["4", "four"], "n": [1, 2]})
+    assert dict(by_field) == {"answer": "4", "n": 1}
+    assert by_field.completions.n == [1, 2]
+    with pytest.raises(dspy.SignatureError, match="differ in length"):
+        dspy.Prediction.from_completions({"a": [1], "b": [1, 2]})
+    with pytest.raises(dspy.SignatureError, match="one choice at least"):
+        dspy.Prediction.from_completions([])

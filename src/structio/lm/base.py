@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import contextvars
+import copy
 import datetime
 import os
 import sys
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO, overload
 
 from structio._util.secrets import public_params, redact, redact_data, secret_values
-from structio.exceptions import ServerError
+from structio.exceptions import ConfigurationError, ServerError
 from structio.lm.profile import (
     TEXT_ONLY,
     ModelProfile,
@@ -539,6 +540,27 @@ class BaseLM(abc.ABC):
         response = await self._acomplete(messages, params)
         for item in response_pieces(response, [response.text] if response.text else []):
             yield item
+
+    def copy(self, **changes: Any) -> Any:
+        """A shallow copy with a history of its own and attributes changed (DSPy's name).
+
+        `LM` overrides it to build a new LM of its settings; here each keyword sets an
+        attribute the LM has (``lm.copy(model="other")``).
+
+        Raises:
+            ConfigurationError: A keyword names no attribute of this LM.
+        """
+        unknown = [name for name in changes if name.startswith("_") or not hasattr(self, name)]
+        if unknown:
+            raise ConfigurationError(
+                f"{type(self).__name__}.copy({unknown[0]}=...): this LM has no such setting; "
+                f"a subclass of BaseLM copies only the attributes it has"
+            )
+        copied = copy.copy(self)
+        copied.history = deque(maxlen=self.history.maxlen)
+        for name, value in changes.items():
+            setattr(copied, name, value)
+        return copied
 
     def inspect_history(self, n: int = 1, *, file: TextIO | None = None) -> None:
         """Print this LM's last ``n`` calls, as `structio.inspect_history` prints the process's.

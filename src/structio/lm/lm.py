@@ -35,7 +35,7 @@ from structio.lm.cache import ResponseCache, cache_key, configured_cache
 from structio.lm.client import ClientSettings
 from structio.lm.flight import flights_for
 from structio.lm.models import direct_profile
-from structio.lm.params import checked_split, take_rollout_id, warn_unsupported
+from structio.lm.params import checked_split, choose_api, take_rollout_id, warn_unsupported
 from structio.lm.profile import ModelProfile, ProfileOverride, apply_override, check_override
 from structio.lm.servers import refused_structure, served_by, server_for
 from structio.lm.types import LMResponse, StreamItem, response_pieces
@@ -80,34 +80,6 @@ _DERIVED = ("_route", "_transport", "_derived_profile", "_client_shown")
 def _sleep(seconds: float) -> None:
     """Wait between attempts (a module function, so tests can record the waits)."""
     time.sleep(seconds)
-
-
-#: The APIs ``LM(..., api=)`` names (``model_type=`` in DSPy's spelling).
-APIS = ("chat", "responses")
-
-
-def _choose_api(model: str, settings: dict[str, Any]) -> None:
-    """Turn DSPy's ``model_type`` into the client setting ``api``; refuse an unknown one."""
-    model_type = settings.pop("model_type", None)
-    api = settings.get("api")
-    if model_type is not None:
-        if api is not None and api != model_type:
-            raise ConfigurationError(
-                f"LM({model!r}, model_type={model_type!r}, api={api!r}): two names for the "
-                "API disagree; pass one (api= is structio's spelling, model_type= DSPy's)"
-            )
-        api = model_type
-    if api is None:
-        return
-    if api not in APIS:
-        raise ConfigurationError(
-            f"LM({model!r}, api={api!r}): the API is 'chat' (chat completions, the default) "
-            "or 'responses' (OpenAI's Responses API); text completions are not supported"
-        )
-    if api == "chat":
-        settings.pop("api", None)  # the default: nothing to tell a transport
-    else:
-        settings["api"] = api
 
 
 class LM(BaseLM):
@@ -228,7 +200,7 @@ class LM(BaseLM):
             )
         # DSPy's choice of API (model_type), never a request field (OpenAI answers 400 to
         # one): it is the client setting api.
-        _choose_api(model, kwargs)
+        choose_api(model, kwargs)
         server_for(model, kwargs.get("server"))  # an unknown server= refused now
         for setting in ("api_base", "base_url"):
             # Refused now: without a scheme, every request fails the same way, retried.
@@ -300,6 +272,29 @@ class LM(BaseLM):
     def kwargs(self) -> dict[str, Any]:
         """`params` under DSPy's name (``dspy.LM.kwargs``), kept for DSPy code."""
         return self.params
+
+    def copy(self, **changes: Any) -> LM:
+        """A new LM of these settings with ``changes``, as DSPy's ``lm.copy(...)``.
+
+        ``lm.copy(temperature=1.0, rollout_id=2)`` takes every keyword of `LM`; one given
+        ``None`` is removed. The copy is checked as `LM` checks (`ConfigurationError`),
+        shares the response cache, and has a history of its own.
+        """
+        settings: dict[str, Any] = {
+            "num_retries": self.num_retries,
+            "timeout": self.timeout,
+            "cache": self.cache,
+            "backoff": self.backoff,
+            "max_backoff": self.max_backoff,
+            "context_window": self.context_window,
+            "transport": self.transport,
+            "profile": self._profile_override,
+            **self.client,
+            **self.params,
+        }
+        model = changes.pop("model", self.model)
+        settings.update(changes)
+        return type(self)(model, **{k: v for k, v in settings.items() if v is not None})
 
     def __repr__(self) -> str:
         # The one secret rule: no key, token or auth header, in any spelling, is shown.

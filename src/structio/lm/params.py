@@ -21,7 +21,9 @@ from structio.lm.client import CLIENT_SETTINGS, split_settings
 from structio.lm.models import model_entry
 
 __all__ = [
+    "APIS",
     "KNOWN_PARAMS",
+    "choose_api",
     "checked_split",
     "close_name",
     "suggestion",
@@ -225,3 +227,31 @@ def _knows(lm: Any, profile: Any, flag: str) -> bool:
     elif override is not None:
         return True  # a whole profile given: the user's word on every flag
     return profile.server is None and model_entry(lm.model) is not None
+
+
+#: The APIs ``LM(..., api=)`` names (``model_type=`` in DSPy's spelling).
+APIS = ("chat", "responses")
+
+
+def choose_api(model: str, settings: dict[str, Any]) -> None:
+    """Turn DSPy's ``model_type`` into the client setting ``api``; refuse an unknown one."""
+    model_type = settings.pop("model_type", None)
+    api = settings.get("api")
+    if model_type is not None:
+        if api is not None and api != model_type:
+            raise ConfigurationError(
+                f"LM({model!r}, model_type={model_type!r}, api={api!r}): two names for the "
+                "API disagree; pass one (api= is structio's spelling, model_type= DSPy's)"
+            )
+        api = model_type
+    if api is None:
+        return
+    if api not in APIS:
+        raise ConfigurationError(
+            f"LM({model!r}, api={api!r}): the API is 'chat' (chat completions, the default) "
+            "or 'responses' (OpenAI's Responses API); text completions are not supported"
+        )
+    if api == "chat":
+        settings.pop("api", None)  # the default: nothing to tell a transport
+    else:
+        settings["api"] = api

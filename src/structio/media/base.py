@@ -169,6 +169,11 @@ class Media:
         return cls(Path(path), mime_type=mime_type, max_bytes=max_bytes, **options)
 
     @classmethod
+    def from_file(cls: type[_M], path: str | os.PathLike[str], **options: Any) -> _M:
+        """DSPy's older name for `from_path` (``Image.from_file(path)``)."""
+        return cls.from_path(path, **options)
+
+    @classmethod
     def from_bytes(
         cls: type[_M],
         data: bytes | bytearray | memoryview,

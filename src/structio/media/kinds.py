@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from structio.exceptions import MediaError
+from structio.exceptions import MediaError, UsageError
 from structio.media.base import Media, _media_source
 from structio.media.mime import _AUDIO_FORMATS, _MIB, _explicit_mime, _label, _url_name
 from structio.media.sources import _audio_mapping, _file_mapping, _image_mapping
@@ -22,6 +22,9 @@ class Image(Media):
         mime_type: The MIME type when the bytes or the file name do not show it.
         detail: The vision detail, ``"low"``, ``"high"`` or ``"auto"`` (default: unset).
         max_bytes: The size limit for this value (default 20 MiB).
+        url: The source under DSPy's keyword (``Image(url=...)``).
+        download: Fetch an ``http(s)`` source now and keep its data inline, as
+            ``Image.from_url(url, download=True)`` (DSPy's ``Image(url, download=True)``).
 
     Raises:
         MediaError: The source cannot be read, is not an image, or is too large.
@@ -39,12 +42,17 @@ class Image(Media):
 
     def __init__(
         self,
-        source: Any,
+        source: Any = None,
         *,
         mime_type: str | None = None,
         detail: str | None = None,
         max_bytes: int | None = None,
+        url: Any = None,
+        download: bool = False,
     ) -> None:
+        source = _dspy_source(source, url)
+        if download:  # DSPy's `Image(url, download=True)`: `from_url(url, download=True)`
+            source = Image.from_url(source, download=True, max_bytes=max_bytes)
         if isinstance(source, Mapping):
             source, detail = _image_mapping(source, detail)
         if detail is not None and detail not in _DETAILS:
@@ -110,6 +118,9 @@ class Audio(Media):
             work too).
         mime_type: The MIME type when the bytes or the file name do not show it.
         max_bytes: The size limit for this value (default 25 MiB).
+        data: Base64 audio data, with ``audio_format``: DSPy's ``Audio(data=...,
+            audio_format="wav")``.
+        audio_format: The format of ``data`` (``"wav"``, ``"mp3"``...).
 
     Raises:
         MediaError: The source is a URL, cannot be read, is not audio, or is too large.
@@ -124,11 +135,17 @@ class Audio(Media):
 
     def __init__(
         self,
-        source: Any,
+        source: Any = None,
         *,
         mime_type: str | None = None,
         max_bytes: int | None = None,
+        data: str | None = None,
+        audio_format: str | None = None,
     ) -> None:
+        if data is not None or audio_format is not None:  # DSPy's fields, as keywords
+            if source is not None:
+                raise MediaError("Audio was given a source and data=: give one")
+            source = {"data": data, "format": audio_format}
         if isinstance(source, Mapping):
             source = _audio_mapping(source, _explicit_mime(mime_type))
             mime_type = None
@@ -166,6 +183,20 @@ class Audio(Media):
     def to_json(self) -> str:
         """The data URI."""
         return self._url or ""
+
+    @classmethod
+    def from_array(cls, array: Any, sampling_rate: int, format: str = "wav") -> Audio:
+        """DSPy's ``Audio.from_array``: refused, as structio never encodes audio itself.
+
+        Raises:
+            UsageError: Always; the message says structio's way.
+        """
+        raise UsageError(
+            f"structio does not encode arrays into audio: write the array to a file "
+            f"(soundfile.write('clip.{format}', array, {sampling_rate})) and pass "
+            f"Audio.from_path('clip.{format}'), or bytes: "
+            f"Audio.from_bytes(data, mime_type='audio/{format}')"
+        )
 
 
 class File(Media):
@@ -311,3 +342,18 @@ def _check_copy(target: Media, source: Media, max_bytes: int | None) -> None:
         limit = type(target)._limit(max_bytes)
         if source.size > limit:
             target._too_big(repr(source), source.size, limit)
+
+
+def _dspy_source(source: Any, url: Any) -> Any:
+    """The source, given positionally or as DSPy's ``url=`` keyword (one of the two).
+
+    Raises:
+        MediaError: Both or neither were given.
+    """
+    if url is not None:
+        if source is not None:
+            raise MediaError("Image was given a source and url=: give one")
+        return url
+    if source is None:
+        raise MediaError("Image needs a source: a URL, a data URI, a path or bytes")
+    return source

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 import contextvars
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import os
+import pathlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from structio._util.files import write_json
 from structio.example import Example
 from structio.exceptions import UsageError
-from structio.predict.saving import load_data_into
+from structio.predict.saving import (
+    load_data_into,
+    load_program_into,
+    program_data,
+    read_program,
+    refuse_program,
+)
 
 __all__ = [
     "DSPY_INSTEAD",
@@ -118,6 +127,71 @@ class Module:
         for predictor in copied.predictors():
             predictor.demos = []
         return copied
+
+    # -- saving: the prompts of every predictor, as DSPy's state -----------------------------
+
+    def dump_state(self) -> dict[str, Any]:
+        """Every predictor as data (`Predict.to_dict`), by its attribute path (DSPy's name)."""
+        return {name: predictor.dump_state() for name, predictor in self.named_predictors()}
+
+    def load_state(self, state: Mapping[str, Any]) -> Any:
+        """Put data `dump_state` made into the program's predictors; returns the program.
+
+        Raises:
+            ConfigurationError: ``state`` is of other predictors or fields; nothing changed.
+        """
+        load_program_into(dict(self.named_predictors()), state, "the state")
+        return self
+
+    def save(self, path: str | os.PathLike[str], save_program: bool = False) -> None:
+        """Write every predictor's prompt to one readable JSON file, atomically.
+
+        JSON whatever the name's suffix, as `Predict.save`; the program's code stays in
+        your module (``save_program=True``, DSPy's pickled program, is refused). Load it
+        with ``program.load(path)`` into the program built as it was.
+
+        Raises:
+            UsageError: ``save_program=True``.
+            SaveError: The file cannot be written; a file already there is left as it was.
+        """
+        refuse_program(save_program)
+        data = program_data(dict(self.named_predictors()))
+        write_json(pathlib.Path(path), data, what="the program")
+
+    def load(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        allow_pickle: bool = False,
+        allow_unsafe_lm_state: bool = False,
+        lm: Any = None,
+        trust_endpoint: bool = False,
+        allowed_modules: Iterable[str] | None = None,
+        trust_types: bool = False,
+    ) -> Any:
+        """Put the prompts `save` wrote into this program's predictors; returns the program.
+
+        All or none: each predictor is read before any changes. A file `Predict.save`
+        wrote loads into a program of one predictor. The keywords are `Predict.load`'s;
+        ``allow_pickle`` has nothing to allow (the file is JSON) and
+        ``allow_unsafe_lm_state`` is ``trust_endpoint=True``, as in DSPy.
+
+        Raises:
+            ConfigurationError: The file cannot be read, is not a saved program, or is of
+                other predictors or fields (what differs is named); nothing changed.
+        """
+        predictors = dict(self.named_predictors())
+        states = read_program(pathlib.Path(path), list(predictors))
+        load_program_into(
+            predictors,
+            states,
+            repr(str(path)),
+            lm=lm,
+            trust_endpoint=trust_endpoint or allow_unsafe_lm_state,
+            allowed_modules=allowed_modules,
+            trust_types=trust_types,
+        )
+        return self
 
 
 class PredictorModule(Module):

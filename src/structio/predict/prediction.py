@@ -216,6 +216,41 @@ class Prediction(Mapping[str, Any]):
             PredictionMeta.from_result(result),
         )
 
+    @classmethod
+    def from_completions(
+        cls,
+        completions: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]],
+        signature: Any = None,
+    ) -> Prediction:
+        """A prediction of several choices, the first its values (DSPy's name).
+
+        ``completions`` is a list of output dicts, or a dict of lists (DSPy's other form:
+        ``{"answer": ["4", "four"]}``, every list as long). ``signature`` is DSPy's and
+        unused: a structio prediction reads its values without one.
+
+        Raises:
+            SignatureError: There is no choice, or the dict's lists differ in length.
+        """
+        del signature
+        if isinstance(completions, Mapping):
+            lengths = {name: len(values) for name, values in completions.items()}
+            if len(set(lengths.values())) > 1:
+                raise SignatureError(
+                    f"Prediction.from_completions: each output's list gives one value per "
+                    f"choice, and these differ in length: {lengths}"
+                )
+            count = next(iter(lengths.values()), 0)
+            rows = [{name: values[i] for name, values in completions.items()} for i in range(count)]
+        else:
+            rows = [dict(choice) for choice in completions]
+        if not rows:
+            raise SignatureError("Prediction.from_completions needs one choice at least")
+        for row in rows:
+            refused = unnameable_output(row, "Prediction.from_completions(...)")
+            if refused is not None:
+                raise refused
+        return _made(cls, rows[0], rows if len(rows) > 1 else None, _NO_META)
+
     # An output's name always reads the output: looked up before the class's attributes,
     # so no method or metadata property can hide one. Private names skip the lookup.
     def __getattribute__(self, name: str) -> Any:

@@ -41,7 +41,10 @@ __all__ = [
     "from_data",
     "load_data_into",
     "load_into",
+    "load_program_into",
+    "program_data",
     "prompt_data",
+    "read_program",
     "read_saved",
 ]
 
@@ -95,6 +98,28 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
         ConfigurationError: The file cannot be read (its path names no file, or one that
             is not UTF-8 text) or is not a saved prompt; the reading's error is the cause.
     """
+    data = _read_json(path)
+    if isinstance(data, dict) and PROGRAM_KEY in data:
+        raise ConfigurationError(
+            f"{str(path)!r} is a saved program (the prompts of its predictors), not one "
+            "prompt: load it with program.load(path) into the Module that saved it"
+        )
+    if not isinstance(data, dict) or "signature" not in data:
+        raise ConfigurationError(f"{str(path)!r} is not a saved structio prompt")
+    _check_version(path, data.get("structio_prompt"))
+    return data
+
+
+def _check_version(path: pathlib.Path, version: Any) -> None:
+    if version != FORMAT_VERSION:
+        raise ConfigurationError(
+            f"{str(path)!r} is saved prompt format {version!r}; this structio reads "
+            f"format {FORMAT_VERSION}"
+        )
+
+
+def _read_json(path: pathlib.Path) -> Any:
+    """A saved file's JSON (`read_saved` says what the errors are)."""
     try:
         text = pathlib.Path(path).read_text(encoding=TEXT_ENCODING)
     except OSError as exc:
@@ -110,20 +135,82 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
             "give the path save wrote"
         ) from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
             f"saved prompt {str(path)!r} is not valid JSON (line {exc.lineno}): {exc.msg}"
         ) from exc
-    if not isinstance(data, dict) or "signature" not in data:
-        raise ConfigurationError(f"{str(path)!r} is not a saved structio prompt")
-    version = data.get("structio_prompt")
-    if version != FORMAT_VERSION:
+
+
+# -- programs: the prompts of a Module's predictors, in one file ------------------------
+
+#: The key that marks a program's file (its value: the format version).
+PROGRAM_KEY = "structio_program"
+
+
+def program_data(predictors: Mapping[str, Any]) -> dict[str, Any]:
+    """A program's predictors as one JSON-ready dict, each under its attribute path."""
+    return {
+        PROGRAM_KEY: FORMAT_VERSION,
+        "predictors": {name: predict.to_dict() for name, predict in predictors.items()},
+    }
+
+
+def read_program(path: pathlib.Path, names: Sequence[str]) -> dict[str, Any]:
+    """The saved prompt of each predictor ``names`` names, from a file `program_data` made.
+
+    A saved prompt (`Predict.save`) is read for a program of one predictor.
+
+    Raises:
+        ConfigurationError: The file cannot be read or is not a saved program.
+    """
+    data = _read_json(path)
+    if isinstance(data, dict) and PROGRAM_KEY not in data and "signature" in data:
+        if len(names) != 1:
+            raise ConfigurationError(
+                f"{str(path)!r} is one saved prompt, and this program has {len(names)} "
+                f"predictors ({', '.join(names) or 'none'}): save the program with "
+                "program.save(path), or load the prompt into one predictor, "
+                "program.<name>.load(path)"
+            )
+        return {names[0]: read_saved(path)}
+    if not isinstance(data, dict) or not isinstance(data.get("predictors"), dict):
+        raise ConfigurationError(f"{str(path)!r} is not a saved structio program")
+    _check_version(path, data[PROGRAM_KEY])
+    return dict(data["predictors"])
+
+
+def load_program_into(
+    predictors: Mapping[str, _P], states: Mapping[str, Any], where: str, **options: Any
+) -> None:
+    """Each predictor's saved prompt put into it (see `load_data_into`), all or none.
+
+    Raises:
+        ConfigurationError: ``states`` names other predictors than ``predictors``, or one
+            cannot be loaded (as `load_data_into`); no predictor was changed.
+    """
+    missing = [name for name in predictors if name not in states]
+    extra = [name for name in states if name not in predictors]
+    if missing or extra:
+        said = [f"missing: {', '.join(missing)}"] if missing else []
+        said += [f"not in this program: {', '.join(extra)}"] if extra else []
         raise ConfigurationError(
-            f"{str(path)!r} is saved prompt format {version!r}; this structio reads "
-            f"format {FORMAT_VERSION}"
+            f"{where} is of another program ({'; '.join(said)}); the program has "
+            f"{', '.join(predictors) or 'no predictors'}: load it into the program that saved it"
         )
-    return data
+    options = {
+        "lm": None,
+        "trust_endpoint": False,
+        "allowed_modules": None,
+        "trust_types": False,
+        **options,
+    }
+    loaded = {
+        name: _loaded(predict, states[name], f"{where}, predictor {name!r}", **options)
+        for name, predict in predictors.items()
+    }
+    for name, predict in predictors.items():
+        predict.__dict__.update(loaded[name].__dict__)
 
 
 class _Loader(Protocol[_P_co]):
@@ -131,6 +218,8 @@ class _Loader(Protocol[_P_co]):
         self,
         path: str | os.PathLike[str],
         *,
+        allow_pickle: bool = False,
+        allow_unsafe_lm_state: bool = False,
         lm: BaseLM | None = None,
         trust_endpoint: bool = False,
         allowed_modules: Iterable[str] | None = None,
@@ -382,6 +471,23 @@ def load_data_into(
     trust_types: bool = False,
 ) -> _P:
     """A saved prompt's data (`to_dict`) put into this predictor; ``where`` names it."""
+    loaded = _loaded(
+        predict,
+        data,
+        where,
+        lm=lm,
+        trust_endpoint=trust_endpoint,
+        allowed_modules=allowed_modules,
+        trust_types=trust_types,
+    )
+    predict.__dict__.update(loaded.__dict__)
+    return predict
+
+
+def _loaded(
+    predict: _P, data: Mapping[str, Any], where: str, *, lm: BaseLM | None, **options: Any
+) -> _P:
+    """A new predictor of ``predict``'s class from ``data`` (`load_data_into`'s keywords)."""
     mine, theirs = _field_names(predict.signature), _saved_field_names(data.get("signature"))
     if theirs is not None and mine != theirs:
         raise ConfigurationError(
@@ -406,9 +512,6 @@ def load_data_into(
             for name, field in predict.signature.fields.items()
             if name in in_script
         },
-        trust_endpoint=trust_endpoint,
-        allowed_modules=allowed_modules,
-        trust_types=trust_types,
+        **options,
     )
-    predict.__dict__.update(loaded.__dict__)
-    return predict
+    return loaded
