@@ -133,3 +133,22 @@ def test_prediction_from_completions_takes_either_form() -> None:
         dspy.Prediction.from_completions({"a": [1], "b": [1, 2]})
     with pytest.raises(dspy.SignatureError, match="one choice at least"):
         dspy.Prediction.from_completions([])
+
+
+@pytest.mark.parametrize("adapter_class", [dspy.ChatAdapter, dspy.JSONAdapter, dspy.XMLAdapter])
+def test_native_response_types_is_native_reasoning(adapter_class: type[dspy.ChatAdapter]) -> None:
+    default = adapter_class(native_response_types=[dspy.Reasoning])
+    assert repr(default) == repr(adapter_class())
+    assert adapter_class(native_response_types=[]).native_reasoning is False
+    with pytest.raises(ConfigurationError, match="only Reasoning .* not str"):
+        adapter_class(native_response_types=[dspy.Reasoning, str])
+    with pytest.raises(ConfigurationError, match="not both"):
+        adapter_class(native_reasoning=True, native_response_types=[])
+
+
+def test_settings_files_and_lm_state_say_structios_way() -> None:
+    with pytest.raises(AttributeError, match=r"LM\.from_dict\(data\).*program\.save\(path\)"):
+        dspy.load_settings("settings.pkl")  # type: ignore[attr-defined]
+    lm = dspy.LM("openai/gpt-4o-mini", temperature=0.5, api_key="sk-secret")
+    assert lm.dump_state() == lm.to_dict()
+    assert "sk-secret" not in repr(lm.dump_state())

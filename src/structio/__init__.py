@@ -122,6 +122,8 @@ _DSPY_INSTEAD = {
     "constrained where the model takes one) or Predict(..., max_retries=2)",
     "ensure_signature": "structio.Signature('question -> answer') makes a signature class",
     "Code": "declare the code as a str output and name the language in its desc",
+    "load_settings": "settings are not saved whole: save each LM (lm.to_dict(), "
+    "LM.from_dict(data)) and each program (program.save(path), program.load(path))",
 }
 
 # Names that were public here and now live in their subpackages: still importable from

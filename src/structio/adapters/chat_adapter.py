@@ -13,6 +13,7 @@ from structio.adapters.grammars import cached_grammar, chat_rules
 from structio.adapters.hooks import (
     ModelCapabilities,
     hook,
+    native_reasoning_option,
     native_tools_option,
     refuse_callbacks,
     set_native_options,
@@ -56,6 +57,7 @@ class ChatAdapter(Adapter):
         use_native_function_calling: bool | None = None,
         callbacks: Sequence[Any] | None = None,
         use_json_adapter_fallback: bool | None = None,
+        native_response_types: Sequence[Any] | None = None,
     ) -> None:
         """Create a ChatAdapter.
 
@@ -84,6 +86,8 @@ class ChatAdapter(Adapter):
                 (structio's are ``structio.configure(callbacks=[...])``).
             use_json_adapter_fallback: DSPy's switch for ``fallback``: ``False`` is
                 ``fallback=None``, ``True`` is ``fallback="json"``.
+            native_response_types: DSPy's list of the output types filled natively: one
+                with `Reasoning` is the default, one without it ``native_reasoning=False``.
         """
         if use_json_adapter_fallback is not None:  # DSPy's name for the same choice
             fallback = "json" if use_json_adapter_fallback else None
@@ -92,6 +96,7 @@ class ChatAdapter(Adapter):
         self.fallback = fallback
         refuse_callbacks(callbacks)
         native_tools = native_tools_option(native_tools, use_native_function_calling)
+        native_reasoning = native_reasoning_option(native_reasoning, native_response_types)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from structio.exceptions import ConfigurationError
+from structio.reasoning import Reasoning
 
 if TYPE_CHECKING:
     from structio.lm.profile import ModelProfile
@@ -81,6 +82,35 @@ def native_tools_option(
     if native_tools is not None:
         raise ValueError("give native_tools or use_native_function_calling (DSPy's name), not both")
     return use_native_function_calling
+
+
+def native_reasoning_option(
+    native_reasoning: bool | None, native_response_types: Sequence[Any] | None
+) -> bool | None:
+    """``native_reasoning``, also given as DSPy's ``native_response_types``.
+
+    DSPy's list names the output types filled from a model's native features; `Reasoning`
+    is the one structio has. A list with it is the default (native when the model returns
+    its reasoning); a list without it is ``native_reasoning=False``.
+
+    Raises:
+        ConfigurationError: Both are given, or the list names another type.
+    """
+    if native_response_types is None:
+        return native_reasoning
+    if native_reasoning is not None:
+        raise ConfigurationError(
+            "give native_reasoning or native_response_types (DSPy's), not both"
+        )
+    others = [t for t in native_response_types if t is not Reasoning]
+    if others:
+        raise ConfigurationError(
+            f"native_response_types: structio fills only Reasoning from a model's native "
+            f"features, not {', '.join(getattr(t, '__name__', repr(t)) for t in others)}; "
+            "a Reasoning output is native whenever the model returns its reasoning "
+            "(native_reasoning=False reads it from the answer's text)"
+        )
+    return None if native_response_types else False
 
 
 def refuse_callbacks(callbacks: Sequence[Any] | None) -> None:

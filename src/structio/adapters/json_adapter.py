@@ -16,6 +16,7 @@ from structio.adapters.grammars import cached_grammar, json_rules
 from structio.adapters.hooks import (
     ModelCapabilities,
     hook,
+    native_reasoning_option,
     native_tools_option,
     refuse_callbacks,
     set_native_options,
@@ -67,6 +68,7 @@ class JSONAdapter(Adapter):
         constrain: bool | None = None,
         use_native_function_calling: bool | None = None,
         callbacks: Sequence[Any] | None = None,
+        native_response_types: Sequence[Any] | None = None,
     ) -> None:
         """Create a JSONAdapter.
 
@@ -84,9 +86,12 @@ class JSONAdapter(Adapter):
             use_native_function_calling: DSPy's name for ``native_tools``.
             callbacks: DSPy's per-adapter callbacks: none, or a `ConfigurationError`
                 (structio's are ``structio.configure(callbacks=[...])``).
+            native_response_types: DSPy's list of the output types filled natively: one
+                with `Reasoning` is the default, one without it ``native_reasoning=False``.
         """
         refuse_callbacks(callbacks)
         native_tools = native_tools_option(native_tools, use_native_function_calling)
+        native_reasoning = native_reasoning_option(native_reasoning, native_response_types)
         set_native_options(self, native_tools, native_reasoning)
         set_constrain(self, constrain)
 

@@ -304,6 +304,10 @@ class LM(BaseLM):
 
     # -- saving ---------------------------------------------------------------------------
 
+    def dump_state(self) -> dict[str, Any]:
+        """The LM's settings as data, without credentials: DSPy's name for `to_dict`."""
+        return self.to_dict()
+
     def to_dict(self) -> dict[str, Any]:
         """The LM's settings as JSON-ready data, without credentials.
 
