@@ -111,7 +111,24 @@ _DSPY_REFUSED = (
 # DSPy's names for structio's own, not in `__all__` (`dspy.AdapterParseError` is ParseError).
 _DSPY_ALIASES = {
     "AdapterParseError": ("structio.exceptions", "ParseError"),
+    # DSPy's error classes: each the structio class that is raised for the same failure,
+    # so that `except dspy.LMAuthError:` catches what it caught in DSPy.
+    "DSPyError": ("structio.exceptions", "StructioError"),
+    "LMProviderError": ("structio.exceptions", "LMError"),
+    "LMUnexpectedError": ("structio.exceptions", "LMError"),
+    "LMStreamAssemblyError": ("structio.exceptions", "LMError"),
+    "LMTransportError": ("structio.exceptions", "LMConnectionError"),
+    "LMAuthError": ("structio.exceptions", "AuthenticationError"),
     "LMRateLimitError": ("structio.exceptions", "RateLimitError"),
+    "LMServerError": ("structio.exceptions", "ServerError"),
+    # A 4xx other than 401, 403, 408 and 429 (402 Payment Required, 404 no such model).
+    "LMInvalidRequestError": ("structio.exceptions", "BadRequestError"),
+    "LMBillingError": ("structio.exceptions", "BadRequestError"),
+    "LMUnsupportedModelError": ("structio.exceptions", "BadRequestError"),
+    "LMConfigurationError": ("structio.exceptions", "ConfigurationError"),
+    "LMNotConfiguredError": ("structio.exceptions", "ConfigurationError"),
+    "LMUnsupportedFeatureError": ("structio.exceptions", "ConfigurationError"),
+    "is_retryable_lm_error": ("structio.lm.errors", "is_retryable"),
     "Completions": ("structio.predict", "Completions"),
     "BestOfN": ("structio.predict.module", "BestOfN"),
 }

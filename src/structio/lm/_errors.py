@@ -28,11 +28,13 @@ from structio.exceptions import (
 
 __all__ = [
     "CONTEXT_HINT",
+    "RETRYABLE",
     "TIMEOUT_HINT",
     "body_detail",
     "check_api_base",
     "context_exceeded_text",
     "exception_chain",
+    "is_retryable",
     "redact_chain",
     "lm_error",
     "redirect_detail",
@@ -40,6 +42,18 @@ __all__ = [
     "retry_after",
     "status_error_class",
 ]
+
+#: Errors saying the provider is down for now: retried by an LM, waited out by `structio run`.
+RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether ``error`` says the provider is down for now (`RETRYABLE`): worth a retry.
+
+    DSPy's ``dspy.is_retryable_lm_error`` is this.
+    """
+    return isinstance(error, RETRYABLE)
+
 
 #: Appended to a context-window error: what the user can do about it.
 CONTEXT_HINT = "; shorten the prompt (fewer demos, truncated history) or use a larger model"

@@ -31,6 +31,7 @@ from structio.lm._errors import (
     lm_error,
     request_url,
     retry_after,
+    status_error_class,
 )
 from structio.lm._exchange import replayable
 from structio.lm._litellm_mcp import is_mcp_tool, mcp_error, missing_mcp, reads_skip_mcp
@@ -701,12 +702,12 @@ def translate_error(
     elif _connection_failure(exc):
         cls = LMConnectionError
         url = request_url(exc)
-    elif (status is not None and status >= 500) or isinstance(
-        exc, (litellm.InternalServerError, litellm.ServiceUnavailableError)
-    ):
+    elif status is not None and status >= 400:
+        # litellm wraps some statuses in its generic APIError (a 403 from an OpenAI-
+        # compatible server): the status says what it is, as on the direct transport.
+        cls = status_error_class(status)
+    elif isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError)):
         cls = ServerError
-    elif status is not None and 400 <= status < 500:
-        cls = BadRequestError
     elif isinstance(exc, litellm.APIConnectionError):
         cls = LMConnectionError
         url = request_url(exc)

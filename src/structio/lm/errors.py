@@ -8,9 +8,11 @@ A transport (`structio.lm.transport.Transport`) builds the errors it translates 
 from __future__ import annotations
 
 from structio.lm._errors import (
+    RETRYABLE,
     body_detail,
     context_exceeded_text,
     exception_chain,
+    is_retryable,
     lm_error,
     request_url,
     retry_after,
@@ -18,9 +20,11 @@ from structio.lm._errors import (
 )
 
 __all__ = [
+    "RETRYABLE",
     "body_detail",
     "context_exceeded_text",
     "exception_chain",
+    "is_retryable",
     "lm_error",
     "request_url",
     "retry_after",

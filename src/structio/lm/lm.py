@@ -21,14 +21,10 @@ from structio._util.log import logger
 from structio._util.secrets import check_file_settings, public_params, secret_values
 from structio.exceptions import (
     ConfigurationError,
-    LMConnectionError,
     LMError,
-    LMTimeoutError,
-    RateLimitError,
-    ServerError,
 )
 from structio.lm import _litellm
-from structio.lm._errors import check_api_base, redact_chain
+from structio.lm._errors import RETRYABLE, check_api_base, redact_chain
 from structio.lm._stream import StreamAssembler
 from structio.lm.base import BaseLM
 from structio.lm.cache import ResponseCache, cache_key, configured_cache
@@ -43,10 +39,8 @@ from structio.lm.types import LMResponse, StreamItem, response_pieces
 if TYPE_CHECKING:
     from structio.lm.transport import Transport
 
-__all__ = ["LM", "RETRYABLE"]
+__all__ = ["LM"]
 
-#: Errors saying the provider is down for now: retried here, waited out by `structio run`.
-RETRYABLE = (RateLimitError, LMTimeoutError, LMConnectionError, ServerError)
 # The fields of a profile that price a response.
 _PRICES = ("input_cost", "output_cost", "cached_input_cost", "cache_write_cost")
 

@@ -36,7 +36,7 @@ from structio.exceptions import (
     LMError,
     ParseError,
 )
-from structio.lm.lm import RETRYABLE
+from structio.lm.errors import RETRYABLE
 
 if TYPE_CHECKING:
     from structio.predict import Predict, Prediction
