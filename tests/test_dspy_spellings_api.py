@@ -140,7 +140,7 @@ def test_native_response_types_is_native_reasoning(adapter_class: type[dspy.Chat
     default = adapter_class(native_response_types=[dspy.Reasoning])
     assert repr(default) == repr(adapter_class())
     assert adapter_class(native_response_types=[]).native_reasoning is False
-    with pytest.raises(ConfigurationError, match="only Reasoning .* not str"):
+    with pytest.raises(ConfigurationError, match=r"only Reasoning .* not str"):
         adapter_class(native_response_types=[dspy.Reasoning, str])
     with pytest.raises(ConfigurationError, match="not both"):
         adapter_class(native_reasoning=True, native_response_types=[])
@@ -152,3 +152,49 @@ def test_settings_files_and_lm_state_say_structios_way() -> None:
     lm = dspy.LM("openai/gpt-4o-mini", temperature=0.5, api_key="sk-secret")
     assert lm.dump_state() == lm.to_dict()
     assert "sk-secret" not in repr(lm.dump_state())
+
+
+def test_prediction_copy_and_without_as_dspys() -> None:
+    lm = FakeLM(["[[ ## reasoning ## ]]\nadd\n[[ ## answer ## ]]\n4"])
+    pred = dspy.ChainOfThought("question -> answer", lm=lm)(question="2+2?")
+    changed = pred.copy(answer="four")
+    assert dict(changed) == {"reasoning": "add", "answer": "four"}
+    assert pred.answer == "4"  # the original is as it was
+    assert dspy.Prediction.meta_of(changed) is dspy.Prediction.meta_of(pred)
+    assert pred.copy() == pred
+    assert dict(pred.without("reasoning")) == {"answer": "4"}
+    with pytest.raises(dspy.SignatureError, match="keys"):
+        pred.copy(keys=1)
+    # An output named `copy` reads back as itself; the method is the class's.
+    odd = dspy.Prediction(copy="c", without="w")
+    assert (odd.copy, odd.without) == ("c", "w")
+    assert dict(dspy.Prediction.without(odd, "copy")) == {"without": "w"}
+
+
+class Described(dspy.Signature):
+    """Answer."""
+
+    question: str = dspy.InputField(desc="a question")
+    answer: str = dspy.OutputField()
+
+
+def test_signature_state_is_dspys() -> None:
+    state = Described.dump_state()
+    # What DSPy 3.4.1's Signature.dump_state() gives for the same class.
+    assert state == {
+        "instructions": "Answer.",
+        "fields": [
+            {"prefix": "Question:", "description": "a question"},
+            {"prefix": "Answer:", "description": "${answer}"},
+        ],
+    }
+    assert Described.load_state(state) == Described
+    assert Described.load_state(state).fields["answer"].desc is None
+    state["instructions"] = "Answer in one word."
+    state["fields"][1]["description"] = "one word"
+    loaded = Described.load_state(state)
+    assert loaded.instructions == "Answer in one word."
+    assert loaded.fields["answer"].desc == "one word"
+    assert Described.instructions == "Answer."  # a copy: the class is as it was
+    with pytest.raises(dspy.SignatureError, match=r"as Signature\.dump_state"):
+        Described.load_state({"fields": []})

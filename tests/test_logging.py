@@ -208,3 +208,19 @@ def test_a_configured_program_sees_each_line() -> None:
     assert any(line.startswith("WARNING:structio:QA: the completion could not") for line in lines)
     assert any(line.startswith("INFO:structio:QA: prompt cut from") for line in lines)
     assert any("a-model-no-map-knows" in line for line in lines)
+
+
+def test_dspys_disable_and_enable_logging(caplog: pytest.LogCaptureFixture) -> None:
+    log = logging.getLogger("structio")
+    try:
+        sio.disable_logging()
+        with caplog.at_level(logging.INFO, logger="structio"):
+            log.warning("hidden")
+        assert "hidden" not in caplog.text
+    finally:
+        sio.enable_logging()
+    with caplog.at_level(logging.INFO, logger="structio"):
+        log.warning("shown")
+    assert "shown" in caplog.text
+    with pytest.raises(AttributeError, match=r"getLogger\('LiteLLM'\)"):
+        sio.enable_litellm_logging()  # type: ignore[attr-defined]

@@ -160,19 +160,13 @@ def test_dspy_set_lm_and_get_lm() -> None:
         predict.set_lm("openai/gpt-4o-mini")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("name", "instead"),
-    [
-        ("named_parameters", "named_predictors()"),
-        ("inspect_history", "structio.inspect_history"),
-        ("map_named_predictors", "named_predictors()"),
-    ],
-)
-def test_dspy_module_methods_point_to_structios_way(name: str, instead: str) -> None:
+def test_dspy_module_methods_of_a_predictor() -> None:
     predict = sio.Predict("question -> answer")
-    with pytest.raises(AttributeError, match="DSPy's Module has it") as info:
-        getattr(predict, name)
-    assert instead in str(info.value)
+    assert predict.named_parameters() == [("self", predict)]
+    assert predict.parameters() == [predict]
+    assert list(predict.named_sub_modules()) == [("self", predict)]
+    with pytest.raises(sio.UsageError, match="maps the predictors of a program"):
+        predict.map_named_predictors(lambda p: p)
     with pytest.raises(AttributeError, match="'Predict' object has no attribute 'nonsense'"):
         _ = predict.nonsense  # type: ignore[attr-defined]
     assert not hasattr(predict, "__deepcopy__")  # copy and pickle see plain misses

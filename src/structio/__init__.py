@@ -129,6 +129,8 @@ _DSPY_ALIASES = {
     "LMNotConfiguredError": ("structio.exceptions", "ConfigurationError"),
     "LMUnsupportedFeatureError": ("structio.exceptions", "ConfigurationError"),
     "is_retryable_lm_error": ("structio.lm.errors", "is_retryable"),
+    "enable_logging": ("structio._util.log", "enable_logging"),
+    "disable_logging": ("structio._util.log", "disable_logging"),
     "Completions": ("structio.predict", "Completions"),
     "BestOfN": ("structio.predict.module", "BestOfN"),
 }
@@ -139,6 +141,10 @@ _DSPY_INSTEAD = {
     "constrained where the model takes one) or Predict(..., max_retries=2)",
     "ensure_signature": "structio.Signature('question -> answer') makes a signature class",
     "Code": "declare the code as a str output and name the language in its desc",
+    "enable_litellm_logging": "structio keeps litellm's banners off; its logger is "
+    "logging.getLogger('LiteLLM') (setLevel(logging.DEBUG) to see its records)",
+    "disable_litellm_logging": "structio keeps litellm's banners off already; its logger is "
+    "logging.getLogger('LiteLLM') (setLevel(logging.ERROR) for errors only)",
     "load_settings": "settings are not saved whole: save each LM (lm.to_dict(), "
     "LM.from_dict(data)) and each program (program.save(path), program.load(path))",
 }

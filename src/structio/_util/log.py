@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["LOGGER_NAME", "logger"]
+__all__ = ["LOGGER_NAME", "disable_logging", "enable_logging", "logger"]
 
 LOGGER_NAME = "structio"
 
@@ -38,3 +38,13 @@ def logger() -> logging.Logger:
             found.addHandler(logging.NullHandler())
         _LOGGER = found
     return _LOGGER
+
+
+def disable_logging() -> None:
+    """Silence the ``structio`` logger, whatever the handlers (DSPy's ``disable_logging``)."""
+    logger().disabled = True
+
+
+def enable_logging() -> None:
+    """Let the ``structio`` logger's records through again (DSPy's ``enable_logging``)."""
+    logger().disabled = False

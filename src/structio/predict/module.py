@@ -28,7 +28,6 @@ from structio.predict.saving import (
 )
 
 __all__ = [
-    "DSPY_INSTEAD",
     "BestOfN",
     "CodeAct",
     "Module",
@@ -39,13 +38,6 @@ __all__ = [
     "ReAct",
     "Refine",
 ]
-
-# DSPy's module methods structio has another way to do: ``predict.<name>`` says which.
-DSPY_INSTEAD = {
-    "named_parameters": "predict.named_predictors()",
-    "inspect_history": "structio.inspect_history(n)",
-    "map_named_predictors": "for name, p in program.named_predictors(): ...",
-}
 
 
 class Module:
@@ -100,6 +92,79 @@ class Module:
     def predictors(self) -> list[Any]:
         """The predictors the program holds (see `named_predictors`)."""
         return [predictor for _, predictor in self.named_predictors()]
+
+    def named_parameters(self) -> list[tuple[str, Any]]:
+        """DSPy's name for `named_predictors`: a program's parameters are its predictors."""
+        return self.named_predictors()
+
+    def parameters(self) -> list[Any]:
+        """DSPy's name for `predictors`."""
+        return self.predictors()
+
+    def map_named_predictors(self, func: Callable[[Any], Any]) -> Any:
+        """Replace each predictor with ``func(predictor)``; returns the program (DSPy's name)."""
+        if self._is_predictor:
+            raise UsageError("map_named_predictors maps the predictors of a program: call func")
+        _replace(self, func, set())
+        return self
+
+    def named_sub_modules(
+        self, type_: type | None = None, skip_compiled: bool = False
+    ) -> Iterator[tuple[str, Any]]:
+        """The program and every module in it, breadth first (DSPy's name).
+
+        ``("self", program)``, then ``("self.qa", ...)``... ``type_``: only modules of that
+        class (default `Module`). ``skip_compiled`` is DSPy's and means nothing here.
+        """
+        del skip_compiled
+        wanted = Module if type_ is None else type_
+        queue: list[tuple[str, Any]] = [("self", self)]
+        seen: set[int] = set()
+        while queue:
+            name, module = queue.pop(0)
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            if isinstance(module, wanted):
+                yield name, module
+            if isinstance(module, Module) and not module._is_predictor:
+                queue.extend(
+                    (f"{name}.{path}", sub)
+                    for path, sub in _children(vars(module), "")
+                    if isinstance(sub, Module)
+                )
+
+    def inspect_history(self, n: int = 1) -> None:
+        """Print the last ``n`` calls, as `structio.inspect_history` does (DSPy's name).
+
+        DSPy prints this program's own calls; structio's history is the LMs', so this
+        prints the last ``n`` calls of any LM, the program's included.
+        """
+        from structio.lm.base import inspect_history
+
+        inspect_history(n)
+
+    def batch(
+        self,
+        examples: Sequence[Any],
+        num_threads: int | None = None,
+        max_errors: int | None = None,
+        return_failed_examples: bool = False,
+        **options: Any,
+    ) -> Any:
+        """Run the program on each example on threads, results in order (DSPy's ``batch``).
+
+        As `Parallel`: an `Example` is passed as its inputs; a failed example gives
+        ``None`` until more than ``max_errors`` have failed (default: none may), when its
+        error is raised. ``return_failed_examples=True`` returns ``(results, failed
+        examples, their errors)``. DSPy's other options (progress bar, timeouts) are
+        accepted and not used. A `Predict`'s own ``batch`` is structio's, with progress
+        and concurrency of its own.
+        """
+        parallel = Parallel(
+            num_threads, max_errors, return_failed_examples=return_failed_examples, **options
+        )
+        return parallel([(self, example) for example in examples])
 
     def set_lm(self, lm: Any) -> None:
         """Use ``lm`` for every predictor of the program."""
@@ -233,22 +298,49 @@ class PredictorModule(Module):
         return dict(predict.params)
 
 
-def _walk(attrs: Mapping[Any, Any], prefix: str, seen: set[int]) -> Iterator[tuple[str, Any]]:
-    """The predictors in a program's attributes, depth first, each once."""
+def _children(attrs: Mapping[Any, Any], prefix: str) -> Iterator[tuple[str, Any]]:
+    """The values of a module's attributes, lists, tuples and dicts opened, with their paths."""
     for key, value in attrs.items():
         name = f"{prefix}{key}"
-        if id(value) in seen:
+        if isinstance(value, (list, tuple)):
+            yield from _children({f"{name}[{i}]": v for i, v in enumerate(value)}, "")
+        elif isinstance(value, dict) and not isinstance(value, Module):
+            yield from _children({f"{name}[{k!r}]": v for k, v in value.items()}, "")
+        else:
+            yield name, value
+
+
+def _walk(attrs: Mapping[Any, Any], prefix: str, seen: set[int]) -> Iterator[tuple[str, Any]]:
+    """The predictors in a program's attributes, depth first, each once."""
+    for name, value in _children(attrs, prefix):
+        if not isinstance(value, Module) or id(value) in seen:
             continue
-        if isinstance(value, Module):
+        seen.add(id(value))
+        if value._is_predictor:
+            yield name, value
+        else:
+            yield from _walk(vars(value), f"{name}.", seen)
+
+
+def _replace(module: Module, func: Callable[[Any], Any], seen: set[int]) -> None:
+    """Put ``func(predictor)`` in the place of each predictor of ``module``, depth first."""
+
+    def mapped(value: Any) -> Any:
+        if isinstance(value, Module) and id(value) not in seen:
             seen.add(id(value))
             if value._is_predictor:
-                yield name, value
-            else:
-                yield from _walk(vars(value), f"{name}.", seen)
-        elif isinstance(value, (list, tuple)):
-            yield from _walk({f"{name}[{i}]": v for i, v in enumerate(value)}, "", seen)
+                return func(value)
+            _replace(value, func, seen)
+        elif isinstance(value, list):
+            value[:] = [mapped(v) for v in value]
+        elif isinstance(value, tuple):
+            return tuple(map(mapped, value))
         elif isinstance(value, dict):
-            yield from _walk({f"{name}[{k!r}]": v for k, v in value.items()}, "", seen)
+            value.update({k: mapped(v) for k, v in value.items()})
+        return value
+
+    for key, value in list(vars(module).items()):
+        setattr(module, key, mapped(value))
 
 
 class Parallel:
@@ -266,18 +358,28 @@ class Parallel:
     """
 
     def __init__(
-        self, num_threads: int | None = None, max_errors: int | None = None, **options: Any
+        self,
+        num_threads: int | None = None,
+        max_errors: int | None = None,
+        return_failed_examples: bool = False,
+        **options: Any,
     ) -> None:
         self.num_threads = num_threads or 8
         self.max_errors = 0 if max_errors is None else max_errors
+        self.return_failed_examples = return_failed_examples
 
     def __call__(
         self, exec_pairs: Sequence[tuple[Any, Any]], num_threads: int | None = None
-    ) -> list[Any]:
-        """The results of each pair, in order."""
-        errors: list[BaseException] = []
+    ) -> Any:
+        """The results of each pair, in order.
 
-        def run(pair: tuple[Any, Any]) -> Any:
+        With ``return_failed_examples``: ``(results, failed examples, their errors)``, the
+        failures in the order of the pairs.
+        """
+        errors: list[BaseException] = []
+        failed: dict[int, tuple[Any, BaseException]] = {}
+
+        def run(index: int, pair: tuple[Any, Any]) -> Any:
             program, example = pair
             try:
                 if isinstance(example, Example):
@@ -289,6 +391,7 @@ class Parallel:
                 return program(example)
             except Exception as exc:
                 errors.append(exc)
+                failed[index] = (example, exc)
                 if len(errors) > self.max_errors:
                     raise
                 return None
@@ -297,8 +400,19 @@ class Parallel:
 
         workers = num_threads or self.num_threads
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(contextvars.copy_context().run, run, p) for p in exec_pairs]
-            return [future.result() for future in futures]
+            futures = [
+                pool.submit(contextvars.copy_context().run, run, i, pair)
+                for i, pair in enumerate(exec_pairs)
+            ]
+            results = [future.result() for future in futures]
+        if not self.return_failed_examples:
+            return results
+        order = sorted(failed)
+        return results, [failed[i][0] for i in order], [failed[i][1] for i in order]
+
+    def forward(self, exec_pairs: Sequence[tuple[Any, Any]], num_threads: int | None = None) -> Any:
+        """DSPy's name for calling it."""
+        return self(exec_pairs, num_threads)
 
 
 class _Refused:

@@ -396,6 +396,25 @@ class Prediction(Mapping[str, Any]):
         """The output values as a plain dict."""
         return dict(self._values)
 
+    def copy(self, **changes: Any) -> Prediction:
+        """A copy with ``changes`` to its values (DSPy's name); the call's metadata stays.
+
+        Changed values are this choice's only: the copy has no other choices.
+
+        Raises:
+            SignatureError: A change names ``keys`` (see `UNNAMEABLE_OUTPUTS`).
+        """
+        refused = unnameable_output(changes, "Prediction.copy(...)")
+        if refused is not None:
+            raise refused
+        completions = None if changes else self._completions
+        return _made(type(self), {**self._values, **changes}, completions, self._meta)
+
+    def without(self, *keys: str) -> Prediction:
+        """A copy without the outputs ``keys`` (DSPy's name); it has no other choices."""
+        kept = {name: value for name, value in self._values.items() if name not in keys}
+        return _made(type(self), kept, None, self._meta)
+
     def toDict(self) -> dict[str, Any]:  # noqa: N802 - DSPy's name
         """The output values as a plain dict, models in them as dicts too.
 

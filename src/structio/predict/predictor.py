@@ -28,7 +28,7 @@ from structio.predict.inputs import (
     not_a_dict,
     prediction_inputs,
 )
-from structio.predict.module import DSPY_INSTEAD, PredictorModule
+from structio.predict.module import PredictorModule
 from structio.predict.prediction import (
     Prediction,
     apredictions,
@@ -250,14 +250,6 @@ class Predict(PredictorModule):
     def get_lm(self) -> BaseLM | None:
         """The predictor's own LM, ``None`` when it calls the configured one (DSPy's name)."""
         return self.lm
-
-    def __getattr__(self, name: str) -> Any:
-        # Only for names normal lookup did not find: DSPy's module methods get a pointer
-        # to structio's way instead of a bare AttributeError.
-        instead = DSPY_INSTEAD.get(name)
-        if instead is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        raise AttributeError(f"Predict has no {name!r} (DSPy's Module has it): {instead}")
 
     # -- pickling ---------------------------------------------------------------------------
     #
@@ -624,7 +616,7 @@ class Predict(PredictorModule):
         fields = tuple(self.signature.output_fields)
         return AsyncStream(apredictions(source), fields, list_outputs(self.signature))
 
-    def batch(
+    def batch(  # type: ignore[override]  # structio's own, not a program's `Module.batch`
         self,
         inputs: Iterable[Mapping[str, Any]],
         *,

@@ -21,11 +21,13 @@ from structio.signatures.field import MISSING, InputField, OutputField, Signatur
 from structio.typemodel.text import type_to_text
 
 __all__ = [
+    "dspy_state",
     "saved_module",
     "signature_from_dict",
     "signature_to_dict",
     "type_from_text",
     "type_to_text",
+    "with_dspy_state",
 ]
 
 _CLASS_REF = re.compile(
@@ -225,3 +227,42 @@ def _typed(annotation: Any, value: Any, where: str) -> Any:
         raise SignatureError(
             f"{where}: saved default {value!r} is not a valid value: {exc}"
         ) from None
+
+
+# -- DSPy's state: instructions and field texts, over a signature the code defines ----------
+
+
+def dspy_state(signature: Any) -> dict[str, Any]:
+    """DSPy's ``Signature.dump_state()``: the instructions, each field's prefix and text."""
+    return {
+        "instructions": signature.instructions,
+        "fields": [
+            {
+                "prefix": field.json_schema_extra["prefix"],
+                "description": field.json_schema_extra["desc"],
+            }
+            for field in signature.fields.values()
+        ],
+    }
+
+
+def with_dspy_state(signature: Any, state: Mapping[str, Any]) -> Any:
+    """DSPy's ``Signature.load_state(state)``: a copy with the state's texts, fields in order.
+
+    Raises:
+        SignatureError: ``state`` is not what `dspy_state` makes.
+    """
+    fields = state.get("fields") if isinstance(state, Mapping) else None
+    instructions = state.get("instructions") if isinstance(state, Mapping) else None
+    if not isinstance(instructions, str) or not isinstance(fields, list):
+        raise SignatureError(
+            "a signature's state is {'instructions': str, 'fields': [{'prefix': ..., "
+            "'description': ...}, ...]}, as Signature.dump_state() makes it"
+        )
+    loaded = signature.with_instructions(instructions)
+    for name, saved in zip(signature.fields, fields, strict=False):  # as DSPy: by position
+        desc = saved.get("description")
+        # DSPy's placeholder for a field with no description: none, not that text.
+        desc = None if desc == f"${{{name}}}" else desc
+        loaded = loaded.with_updated_fields(name, desc=desc, prefix=saved.get("prefix"))
+    return loaded

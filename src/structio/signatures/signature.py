@@ -12,10 +12,15 @@ import types
 import typing
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from structio.exceptions import FormatError, SignatureError
-from structio.signatures._serialize import signature_from_dict, signature_to_dict
+from structio.signatures._serialize import (
+    dspy_state,
+    signature_from_dict,
+    signature_to_dict,
+    with_dspy_state,
+)
 from structio.signatures._spec import parse_spec
 from structio.signatures.declare import (
     _bind,
@@ -643,6 +648,16 @@ class Signature(metaclass=SignatureMeta):
                 f"not {type(instructions).__name__}"
             )
         return cls._derive(instructions=instructions)
+
+    @classmethod
+    def dump_state(cls) -> dict[str, Any]:
+        """DSPy's state: the instructions and each field's prefix and description."""
+        return dspy_state(cls)
+
+    @classmethod
+    def load_state(cls, state: Mapping[str, Any]) -> type[Self]:
+        """A copy with `dump_state`'s texts put in: instructions, then fields in order."""
+        return cast("type[Self]", with_dspy_state(cls, state))
 
     @classmethod
     def append_instructions(cls, text: str) -> type[Self]:
