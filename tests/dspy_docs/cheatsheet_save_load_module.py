@@ -25,8 +25,9 @@ class YourProgramClass(dspy.Module):
         return dspy.Prediction(answer=answer, verdict=self.check(question=question, answer=answer).verdict)
 
 your_dspy_program_compiledx2 = YourProgramClass()
-your_dspy_program_compiledx2.draft.demos = [dspy.Example(question="1+1?", reasoning="add", answer="2")]
-your_dspy_program_compiledx2.check.demos = [dspy.Example(question="1+1?", answer="2", verdict=True)]
+# (each module's own predictor: a ChainOfThought holds one in DSPy and is one in structio)
+your_dspy_program_compiledx2.draft.predictors()[0].demos = [dspy.Example(question="1+1?", reasoning="add", answer="2")]
+your_dspy_program_compiledx2.check.predictors()[0].demos = [dspy.Example(question="1+1?", answer="2", verdict=True)]
 # --- end of glue ---
 
 save_path = './v1.json'
@@ -36,6 +37,7 @@ loaded_program = YourProgramClass()
 loaded_program.load(path=save_path)
 
 # --- check (not in the docs): the loaded program has the saved demos and runs ---
-assert [dict(d) for d in loaded_program.draft.demos] == [dict(d) for d in your_dspy_program_compiledx2.draft.demos]
-assert len(loaded_program.check.demos) == 1
+saved, loaded = your_dspy_program_compiledx2.draft.predictors()[0], loaded_program.draft.predictors()[0]
+assert [dict(d) for d in loaded.demos] == [dict(d) for d in saved.demos]
+assert len(loaded_program.check.predictors()[0].demos) == 1
 print(loaded_program(question="What is the capital of France?"))
