@@ -304,7 +304,7 @@ def _children(attrs: Mapping[Any, Any], prefix: str) -> Iterator[tuple[str, Any]
         name = f"{prefix}{key}"
         if isinstance(value, (list, tuple)):
             yield from _children({f"{name}[{i}]": v for i, v in enumerate(value)}, "")
-        elif isinstance(value, dict) and not isinstance(value, Module):
+        elif isinstance(value, dict):
             yield from _children({f"{name}[{k!r}]": v for k, v in value.items()}, "")
         else:
             yield name, value
@@ -376,7 +376,6 @@ class Parallel:
         With ``return_failed_examples``: ``(results, failed examples, their errors)``, the
         failures in the order of the pairs.
         """
-        errors: list[BaseException] = []
         failed: dict[int, tuple[Any, BaseException]] = {}
 
         def run(index: int, pair: tuple[Any, Any]) -> Any:
@@ -390,9 +389,8 @@ class Parallel:
                     return program(*example)
                 return program(example)
             except Exception as exc:
-                errors.append(exc)
                 failed[index] = (example, exc)
-                if len(errors) > self.max_errors:
+                if len(failed) > self.max_errors:
                     raise
                 return None
 

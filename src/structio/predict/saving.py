@@ -98,7 +98,11 @@ def read_saved(path: pathlib.Path) -> dict[str, Any]:
         ConfigurationError: The file cannot be read (its path names no file, or one that
             is not UTF-8 text) or is not a saved prompt; the reading's error is the cause.
     """
-    data = _read_json(path)
+    return _prompt_data(path, _read_json(path))
+
+
+def _prompt_data(path: pathlib.Path, data: Any) -> dict[str, Any]:
+    """A saved prompt's data, read from ``path`` (see `read_saved`)."""
     if isinstance(data, dict) and PROGRAM_KEY in data:
         raise ConfigurationError(
             f"{str(path)!r} is a saved program (the prompts of its predictors), not one "
@@ -173,7 +177,7 @@ def read_program(path: pathlib.Path, names: Sequence[str]) -> dict[str, Any]:
                 "program.save(path), or load the prompt into one predictor, "
                 "program.<name>.load(path)"
             )
-        return {names[0]: read_saved(path)}
+        return {names[0]: _prompt_data(path, data)}
     if not isinstance(data, dict) or not isinstance(data.get("predictors"), dict):
         raise ConfigurationError(f"{str(path)!r} is not a saved structio program")
     _check_version(path, data[PROGRAM_KEY])
